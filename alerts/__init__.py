@@ -1,0 +1,1 @@
+"""The alert rule pack (Prometheus rule files), evaluators and the alert history."""

@@ -1,0 +1,63 @@
+"""Benchmark: simulate 90 minutes of Train Ticket (the largest app) at 1 s resolution.
+
+Prints wall time (bring-up and warm-up separately from the 90 simulated minutes), the
+number of series and scrapes, and peak memory (peak RSS of the process, and the peak of
+Python allocations measured by tracemalloc in a separate run). Target (issue 2): under
+2 s wall for the 90 minutes on the development machine (2 cores).
+
+Usage: python benchmarks/bench_sim.py [--app train-ticket] [--minutes 90] [--repeat 3] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+import tracemalloc
+
+from engine.sim.simulator import Simulator
+
+
+def run(app: str, minutes: float, seed: int) -> tuple[float, float, Simulator]:
+    t0 = time.perf_counter()
+    sim = Simulator(app, seed=seed)
+    t1 = time.perf_counter()
+    sim.advance(minutes * 60.0)
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t1, sim
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--app", default="train-ticket")
+    parser.add_argument("--minutes", type=float, default=90.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    warm, body = [], []
+    sim = None
+    for _ in range(args.repeat):
+        w, b, sim = run(args.app, args.minutes, args.seed)
+        warm.append(w)
+        body.append(b)
+    assert sim is not None
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    tracemalloc.start()
+    run(args.app, args.minutes, args.seed)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    ticks = int(args.minutes * 60 / sim.dt)
+    print(f"app={args.app} minutes={args.minutes:g} ticks={ticks} repeat={args.repeat}")
+    print(f"bring-up + warm-up wall: median {statistics.median(warm):.3f} s (runs: "
+          + ", ".join(f"{x:.3f}" for x in warm) + ")")
+    print(f"simulated {args.minutes:g} min wall: median {statistics.median(body):.3f} s (runs: "
+          + ", ".join(f"{x:.3f}" for x in body) + f"), {1e6 * statistics.median(body) / ticks:.0f} us/tick")
+    print(f"series={len(sim.registry)} scrapes={len(sim.store.scrapes)} pods={len(sim.cluster.pods)} "
+          f"call-tree nodes={sim.forest.size}")
+    print(f"peak RSS {rss_mb:.0f} MB; peak Python allocations (tracemalloc) {peak / 2**20:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""The ``marathon`` command line.
+
+Subcommands live beside what they drive; this module only assembles the parser. Commands
+that need the terminal UI import it inside the command, so ``engine`` stays importable
+without ``textual`` or ``rich``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from engine.appmodel import AppModelError, builtin_apps, load_app
+from engine.cli_app import add_import_arguments
+
+DEFAULT_APP = "online-boutique"
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def health_table(sim: object, window_s: float = 60.0) -> str:
+    """A plain-text health summary of a running simulation (services, then routes)."""
+    from engine.sim.simulator import Simulator
+
+    assert isinstance(sim, Simulator)
+    lines = [
+        f"{sim.app.title} ({sim.app.name})  seed {sim.seed}  run time {sim.now / 60:5.1f} min  "
+        f"load {sim.traffic.rate(sim.now):.1f} req/s",
+        "",
+        f"{'SERVICE':28} {'READY':>6} {'STATUS':18} {'REQ/S':>8} {'5XX':>7} {'P95 MS':>8} {'RESTARTS':>8}",
+    ]
+    for h in sim.service_health(window_s):
+        rps = f"{h.rps:8.1f}" if h.rps else f"{'-':>8}"
+        err = f"{100 * h.error_share:6.2f}%" if h.rps else f"{'-':>7}"
+        lines.append(f"{h.service[:28]:28} {f'{h.ready}/{h.desired}':>6} {h.status[:18]:18} {rps} {err} "
+                     f"{_fmt_ms(h.p95_ms):>8} {h.restarts:>8}")
+    lines += ["", f"{'ROUTE':28} {'REQ/S':>8} {'ERRORS':>8} {'P50 MS':>8} {'P95 MS':>8}"]
+    for r in sim.route_health(window_s):
+        lines.append(f"{r.route[:28]:28} {r.rps:8.1f} {100 * r.error_share:7.2f}% {r.p50_ms:8.0f} {r.p95_ms:8.0f}")
+    return "\n".join(lines)
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    """Run the embedded cluster under load and print its health as it goes."""
+    from engine.sim.simulator import Simulator
+
+    try:
+        sim = Simulator(args.app, seed=args.seed)
+    except (KeyError, AppModelError) as exc:
+        print(f"marathon: {exc}", file=sys.stderr)
+        return 2
+    total = args.minutes * 60.0
+    live = sys.stdout.isatty() and not args.quiet
+    started = time.perf_counter()
+    step = 60.0
+    while sim.now < total:
+        target = min(sim.now + step, total)
+        if args.speed:
+            wall_target = time.perf_counter() + (target - sim.now) / args.speed
+            sim.advance(target)
+            time.sleep(max(0.0, wall_target - time.perf_counter()))
+        else:
+            sim.advance(target)
+        if live:
+            print("\x1b[H\x1b[2J" + health_table(sim), flush=True)
+        elif not args.quiet:
+            print(f"t={sim.now / 60:5.1f} min  ", end="", flush=True)
+            worst = max(sim.route_health(60.0), key=lambda r: r.error_share)
+            print(f"worst route {worst.route} errors {100 * worst.error_share:.2f}%", flush=True)
+    wall = time.perf_counter() - started
+    print("\x1b[H\x1b[2J" if live else "", end="")
+    print(health_table(sim))
+    print(f"\nsimulated {args.minutes:g} min of {sim.app.name} in {wall:.2f} s wall "
+          f"({len(sim.registry)} series, {len(sim.store.scrapes)} scrapes)")
+    return 0
+
+
+def cmd_app_list(args: argparse.Namespace) -> int:
+    print(f"{'NAME':20} {'SERVICES':>8} {'ROUTES':>6}  TITLE")
+    for name in builtin_apps():
+        app = load_app(name)
+        print(f"{name:20} {len(app.services):>8} {len(app.routes):>6}  {app.title}")
+    return 0
+
+
+def cmd_app_show(args: argparse.Namespace) -> int:
+    """Print services, zones, routes and the call graph of an app."""
+    from engine.sim.calltree import static_profile
+
+    try:
+        app = load_app(args.name)
+    except (KeyError, AppModelError) as exc:
+        print(f"marathon: {exc}", file=sys.stderr)
+        return 2
+    prof = static_profile(app)
+    print(f"{app.title} ({app.name}), namespace {app.namespace}")
+    print(f"zones: {', '.join(app.cluster.zones)} ({app.cluster.nodes_per_zone} nodes each, "
+          f"{app.cluster.node_cpu} CPU / {app.cluster.node_memory})")
+    print(f"load: {app.load.base_rps} req/s from {app.load.generator} (+/-{100 * app.load.swing:.0f}% "
+          f"over {app.load.period_s / 60:.0f} min)\n")
+    print(f"{'SERVICE':30} {'ROLE':13} {'LANG':10} {'PORT':>6} {'REPL':>4} {'CPU LIM':>8} {'MEM LIM':>8} "
+          f"{'REQ/S':>7} {'UTIL':>5}")
+    for svc in app.services:
+        lim = svc.resources.limits
+        print(f"{svc.name[:30]:30} {svc.role:13} {svc.language:10} {svc.port or '-':>6} {svc.replicas:>4} "
+              f"{lim.cpu or '-':>8} {lim.memory or '-':>8} {prof.rps[svc.name]:7.1f} "
+              f"{100 * prof.utilisation[svc.name]:4.0f}%")
+    print(f"\n{'ROUTE':22} {'SHARE':>6} {'MEDIAN':>7}  REQUEST -> ENTRY")
+    for r in app.routes:
+        print(f"{r.name:22} {100 * r.share:5.1f}% {prof.route_median_ms[r.name]:6.0f}ms  {r.method} {r.path} -> "
+              f"{r.entry.service} {r.entry.operation}")
+    if args.routes:
+        for r in app.routes:
+            print(f"\n{r.name}:")
+            for depth, svc_name, op, call in app.walk(r.entry.service, r.entry.operation):
+                flags = []
+                if call is not None:
+                    if call.times != 1:
+                        flags.append(f"x{call.times:g}")
+                    if call.optional:
+                        flags.append("optional")
+                    if call.is_async:
+                        flags.append("async")
+                print(f"  {'  ' * depth}{svc_name} {op.name}{' (' + ', '.join(flags) + ')' if flags else ''}")
+    print("\ncall graph (caller -> callees):")
+    graph: dict[str, list[str]] = {}
+    for caller, callee in app.edges():
+        graph.setdefault(caller, []).append(callee)
+    for caller, callees in graph.items():
+        print(f"  {caller} -> {', '.join(callees)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="marathon",
+        description="SRE-Marathon: a continuous, change-driven benchmark for site-reliability operations.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("sim", help="run the embedded cluster under load and print its health")
+    p.add_argument("--app", default=DEFAULT_APP, help=f"app name or app file (default {DEFAULT_APP})")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--minutes", type=float, default=30.0, help="run time to simulate (default 30)")
+    p.add_argument("--speed", type=float, default=0.0,
+                   help="run-time seconds per wall second (default: as fast as possible)")
+    p.add_argument("--quiet", action="store_true", help="print only the final summary")
+    p.set_defaults(func=cmd_sim)
+
+    app_p = sub.add_parser("app", help="list, show or import app models")
+    app_sub = app_p.add_subparsers(dest="app_command", metavar="SUBCOMMAND", required=True)
+    p = app_sub.add_parser("list", help="list the shipped app models")
+    p.set_defaults(func=cmd_app_list)
+    p = app_sub.add_parser("show", help="services, zones, routes and call graph of an app")
+    p.add_argument("name", help="app name or app file")
+    p.add_argument("--routes", action="store_true", help="also print every route's call tree")
+    p.set_defaults(func=cmd_app_show)
+    p = app_sub.add_parser("import", help="build an app-model skeleton from Kubernetes manifests")
+    add_import_arguments(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``marathon`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        args = parser.parse_args(["sim", *(argv or [])])
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1100 @@
+"""The control plane and kubelets of the simulated cluster.
+
+Controllers follow the real ones closely enough that ``kubectl`` output, events and
+kube-state-metrics tell the story an SRE expects:
+
+* **Deployment controller** (``pkg/controller/deployment/rolling.go``): rolling updates
+  with ``maxSurge`` 25 % (rounded up) and ``maxUnavailable`` 25 % (rounded down, and 1
+  if both would be 0). With 1 or 2 replicas that means one surge pod and no unavailable
+  pod: the new revision's pod is created first and an old pod is removed only once a new
+  one is available, so a revision that never becomes available (bad image, crash loop,
+  failing readiness) leaves the old pods serving. A rollout that makes no progress for
+  ``progressDeadlineSeconds`` (600 s) gets ``Progressing=False/ProgressDeadlineExceeded``.
+  Rollback re-applies an old ReplicaSet's template, which becomes the newest revision.
+* **ReplicaSet controller**: creates or deletes pods to match ``replicas``; deletes
+  unscheduled, then pending, then not-ready, then newest pods first.
+* **StatefulSet controller**: ordinal pod names, ``OrderedReady`` creation, rolling
+  update from the highest ordinal; a deleted pod comes back with the same name.
+* **Scheduler**: spreads a workload's pods over zones, then nodes; respects CPU requests
+  and node readiness; unschedulable pods stay ``Pending`` with ``FailedScheduling``.
+* **Kubelet**: image pull (cached per node, ``ErrImagePull`` then ``ImagePullBackOff`` for
+  an image the registry lacks), container start, application start-up time, readiness
+  and liveness probes, restarts with the kubelet's back-off (10 s doubling to 300 s,
+  reset after 10 min of running), ``CrashLoopBackOff``, ``OOMKilled``, graceful deletion.
+* **Node lifecycle**: a node that stops reporting turns ``Unknown`` after 40 s
+  (node-monitor-grace-period); its pods are marked not ready then, and evicted after
+  300 s (the default ``tolerationSeconds`` for unreachable nodes), when their
+  replacements are scheduled in the other zone.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.appmodel import AppModel, Probe, Service
+from engine.quantity import parse_quantity
+from engine.sim.effects import Effect
+from engine.sim.k8s import (
+    Condition,
+    ContainerStatus,
+    Event,
+    Node,
+    Pod,
+    PodTemplate,
+    ReplicaSet,
+    Workload,
+    encode_hash,
+    timestamp,
+    unix_time,
+)
+from engine.sim.series import SeriesRegistry
+
+NODE_GRACE_S = 40.0
+"""kube-controller-manager --node-monitor-grace-period default."""
+EVICTION_S = 300.0
+"""Default tolerationSeconds of node.kubernetes.io/unreachable (DefaultTolerationSeconds)."""
+BACKOFF_INITIAL_S = 10.0
+BACKOFF_MAX_S = 300.0
+BACKOFF_RESET_S = 600.0
+"""Kubelet crash back-off: 10 s doubling to 5 min; reset after 10 min of running."""
+TERMINATION_S = 2.0
+"""Time an application takes to exit after SIGTERM (well inside the 30 s grace period)."""
+CRASH_AFTER_S = 1.5
+"""Time from container start to exit for a process that fails at start-up."""
+
+_PULL_S = {
+    "java": 14.0,
+    "kotlin": 12.0,
+    "csharp": 8.0,
+    "python": 7.0,
+    "typescript": 9.0,
+    "nodejs": 6.0,
+    "ruby": 7.0,
+    "php": 6.0,
+    "elixir": 6.0,
+    "opensearch": 25.0,
+    "kafka": 12.0,
+    "mysql": 10.0,
+    "mongodb": 9.0,
+    "postgresql": 6.0,
+}
+"""Image pull time on a cold node, seconds (image size over ~50 MB/s; Go/Rust/C++ and
+small images default to 3 s)."""
+
+
+def resolve_int_or_percent(value: str, total: int, round_up: bool) -> int:
+    """intstr.GetScaledValueFromIntOrPercent: '25%' of total, or an absolute int."""
+    if value.endswith("%"):
+        raw = float(value[:-1]) * total / 100.0
+        return math.ceil(raw) if round_up else math.floor(raw)
+    return int(value)
+
+
+@dataclass
+class Workset:
+    """Per-pod effects resolved for the kubelet (computed by the simulator)."""
+
+    crash: Effect | None = None
+    readiness_fails: bool = False
+    liveness_fails: bool = False
+
+
+class Cluster:
+    """Nodes, workloads, pods and events of one app, with the controllers that drive them.
+
+    Args:
+        app: the app model.
+        registry: where kube-state-metrics gauges are written.
+        rng: randomness for names, uids and jitter (a dedicated stream).
+        registry_images: image references that exist in the registry (pull succeeds).
+        pod_effects: callback giving the kubelet-relevant effects of a pod.
+        on_log: callback(pod, line_kind, detail) for lifecycle log lines.
+    """
+
+    def __init__(
+        self,
+        app: AppModel,
+        registry: SeriesRegistry,
+        rng: np.random.Generator,
+        registry_images: set[str],
+        pod_effects: Callable[[Pod], Workset],
+        on_log: Callable[[Pod, str, dict[str, Any]], None],
+    ) -> None:
+        self.app = app
+        self.ns = app.namespace
+        self.registry = registry
+        self.rng = rng
+        self.images = registry_images
+        self.pod_effects = pod_effects
+        self.on_log = on_log
+        self.t = 0.0
+        self.version = 0
+        self.nodes: list[Node] = []
+        self.workloads: dict[str, Workload] = {}
+        self.pods: dict[str, Pod] = {}
+        self.events: list[Event] = []
+        self._event_index: dict[tuple[str, str, str, str], Event] = {}
+        self._queue: list[tuple[float, int, str, str]] = []
+        self._seq = 0
+        self._dirty: set[str] = set()
+        self._free_slots: list[int] = []
+        self._next_slot = 0
+        self._ip = 0
+        self._removed: list[Pod] = []
+        self._probes: list[tuple[float, int, str, str]] = []
+        self._ksm_common = {"job": "kube-state-metrics", "namespace": self.ns}
+        self.svc = {s.name: s for s in app.services}
+        self._build_nodes()
+
+    # ----------------------------------------------------------------- helpers
+
+    def _uid(self) -> str:
+        b = self.rng.integers(0, 256, size=16, dtype=np.uint8).tobytes()
+        h = b.hex()
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
+
+    def _suffix(self, n: int = 5) -> str:
+        alphabet = "bcdfghjklmnpqrstvwxz2456789"
+        idx = self.rng.integers(0, len(alphabet), size=n)
+        return "".join(alphabet[i] for i in idx)
+
+    def _push(self, t: float, pod: Pod, action: str) -> None:
+        pod.next_action_t = t
+        pod.next_action = action
+        self._seq += 1
+        heapq.heappush(self._queue, (t, self._seq, pod.name, action))
+
+    def event(self, kind: str, name: str, type_: str, reason: str, message: str, source: str = "kubelet") -> None:
+        """Record an event, aggregating repeats of the same (object, reason, message)."""
+        key = (kind, name, reason, message)
+        ev = self._event_index.get(key)
+        if ev is not None and self.t - ev.last_t < 600:
+            ev.count += 1
+            ev.last_t = self.t
+            return
+        ev = Event(self._uid(), type_, reason, kind, name, message, source, self.t, self.t)
+        self.events.append(ev)
+        self._event_index[key] = ev
+
+    def _ksm(self, name: str, labels: dict[str, str], value: float) -> int:
+        return self.registry.add(name, {**self._ksm_common, **labels}, value)
+
+    def _bump(self) -> None:
+        self.version += 1
+
+    # ----------------------------------------------------------------- setup
+
+    def _build_nodes(self) -> None:
+        spec = self.app.cluster
+        cpu = parse_quantity(spec.node_cpu)
+        mem = parse_quantity(spec.node_memory)
+        for zi, zone in enumerate(spec.zones):
+            for i in range(spec.nodes_per_zone):
+                node = Node(f"node-{'abcdefgh'[zi]}-{i + 1}", zone, cpu, mem, self._uid())
+                self.nodes.append(node)
+                base = {"node": node.name}
+                self._ksm("kube_node_info", {**base, "kubelet_version": "v1.30.4", "os_image": "Ubuntu 24.04 LTS"}, 1)
+                for status in ("true", "false", "unknown"):
+                    self._ksm("kube_node_status_condition", {**base, "condition": "Ready", "status": status},
+                              1.0 if status == "true" else 0.0)
+
+    def node(self, name: str) -> Node:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"no node {name!r}")
+
+    def add_workload(self, svc: Service, template: PodTemplate) -> Workload:
+        """Create the Deployment or StatefulSet of a service at run time 0."""
+        wl = Workload(
+            kind=svc.workload,
+            name=svc.name,
+            uid=self._uid(),
+            namespace=self.ns,
+            service=svc.name,
+            container=svc.container,
+            port=svc.port,
+            replicas=svc.replicas,
+            template=template,
+            created_t=self.t,
+        )
+        self.workloads[wl.name] = wl
+        self._init_workload_series(wl)
+        self._dirty.add(wl.name)
+        return wl
+
+    # ----------------------------------------------------------------- spec changes
+
+    def set_template(self, name: str, template: PodTemplate) -> None:
+        wl = self.workloads[name]
+        if template == wl.template:
+            return
+        wl.template = template
+        wl.generation += 1
+        self._dirty.add(name)
+
+    def scale(self, name: str, replicas: int) -> None:
+        wl = self.workloads[name]
+        if replicas == wl.replicas:
+            return
+        old = wl.replicas
+        wl.replicas = replicas
+        wl.generation += 1
+        self._dirty.add(name)
+        if wl.kind == "Deployment":
+            self.event("Deployment", name, "Normal", "ScalingReplicaSet",
+                       f"Scaled {'up' if replicas > old else 'down'} replica set {self._rs_name(wl)} to {replicas}",
+                       "deployment-controller")
+
+    def _rs_name(self, wl: Workload) -> str:
+        rs = wl.current_rs()
+        return rs.name if rs else f"{wl.name}-{wl.template.template_hash()}"
+
+    def delete_pod(self, name: str, reason: str = "") -> Pod:
+        """Delete a pod gracefully (``kubectl delete pod``); its owner replaces it.
+
+        Raises:
+            KeyError: no such pod.
+        """
+        pod = self.pods[name]
+        if pod.terminating:
+            return pod
+        self._start_termination(pod, reason)
+        return pod
+
+    # ----------------------------------------------------------------- the loop
+
+    def step(self, t: float) -> None:
+        """Advance controllers and kubelets to run time ``t`` (seconds)."""
+        self.t = t
+        self._node_lifecycle(t)
+        for _ in range(3):
+            if not self._dirty:
+                break
+            dirty, self._dirty = self._dirty, set()
+            for name in sorted(dirty):
+                wl = self.workloads[name]
+                if wl.kind == "Deployment":
+                    self._reconcile_deployment(wl)
+                else:
+                    self._reconcile_statefulset(wl)
+        while self._queue and self._queue[0][0] <= t:
+            _, _, pod_name, action = heapq.heappop(self._queue)
+            pod = self.pods.get(pod_name)
+            if pod is None or pod.next_action != action or pod.next_action_t > t:
+                continue
+            node = self.node(pod.node) if pod.node else None
+            if node is not None and not node.ready and action not in ("schedule",):
+                # The kubelet is unreachable: nothing happens on this node until it returns.
+                self._push(t + 5.0, pod, action)
+                continue
+            getattr(self, f"_do_{action}")(pod, t)
+        if int(t) % 10 == 0:
+            for wl in self.workloads.values():
+                if wl.kind == "Deployment" and wl.conditions.get("Progressing") and \
+                        wl.conditions["Progressing"].reason == "ReplicaSetUpdated":
+                    self._dirty.add(wl.name)
+
+    def probe(self, t: float) -> None:
+        """Run the readiness and liveness probes that are due at ``t`` (a time-ordered heap)."""
+        heap = self._probes
+        while heap and heap[0][0] <= t:
+            when, _, name, kind = heapq.heappop(heap)
+            pod = self.pods.get(name)
+            if pod is None:
+                continue
+            if kind == "r" and pod.next_probe_t == when:
+                if pod.node is not None and not self.node(pod.node).ready:
+                    self._schedule_probe(pod, "r", when + 5.0)  # kubelet unreachable
+                else:
+                    self._readiness(pod, t)
+            elif kind == "l" and pod.next_liveness_t == when:
+                if pod.node is not None and not self.node(pod.node).ready:
+                    self._schedule_probe(pod, "l", when + 5.0)
+                else:
+                    self._liveness(pod, t)
+
+    def _schedule_probe(self, pod: Pod, kind: str, when: float | None) -> None:
+        """Set a pod's next readiness ("r") or liveness ("l") probe time (None: no more)."""
+        if kind == "r":
+            pod.next_probe_t = when
+        else:
+            pod.next_liveness_t = when
+        if when is not None:
+            self._seq += 1
+            heapq.heappush(self._probes, (when, self._seq, pod.name, kind))
+
+    def drain_removed(self) -> list[Pod]:
+        out, self._removed = self._removed, []
+        return out
+
+    # ----------------------------------------------------------------- deployment controller
+
+    def _available(self, rs: ReplicaSet) -> int:
+        return sum(1 for p in rs.pods if p.ready and not p.terminating)
+
+    def _reconcile_deployment(self, wl: Workload) -> None:
+        t = self.t
+        new_rs = wl.current_rs()
+        if new_rs is None:
+            revision = max((rs.revision for rs in wl.replicasets), default=0) + 1
+            th = wl.template.template_hash()
+            new_rs = ReplicaSet(f"{wl.name}-{th}", self._uid(), wl.name, wl.template, th, revision, t)
+            wl.replicasets.append(new_rs)
+            self._init_rs_series(wl, new_rs)
+            wl.revision = revision
+            if len(wl.replicasets) > 1:
+                self._set_condition(wl, "Progressing", "True", "NewReplicaSetCreated",
+                                    f'Created new replica set "{new_rs.name}"')
+        elif wl.revision != new_rs.revision and new_rs is not max(wl.replicasets, key=lambda r: r.revision):
+            # Rollback to an old template: the old ReplicaSet becomes the newest revision.
+            new_rs.revision = max(rs.revision for rs in wl.replicasets) + 1
+            wl.revision = new_rs.revision
+            self._set_condition(wl, "Progressing", "True", "FoundNewReplicaSet",
+                                f'Found new replica set "{new_rs.name}"')
+        wl.revision = new_rs.revision
+        old = [rs for rs in wl.replicasets if rs is not new_rs]
+        replicas = wl.replicas
+        surge = resolve_int_or_percent(wl.max_surge, replicas, True)
+        unavail = resolve_int_or_percent(wl.max_unavailable, replicas, False)
+        if surge == 0 and unavail == 0:
+            unavail = 1
+        all_count = sum(rs.replicas for rs in wl.replicasets)
+        if not any(rs.replicas for rs in old):
+            self._scale_rs(wl, new_rs, replicas)
+        elif new_rs.replicas < replicas:
+            up = min(replicas + surge - all_count, replicas - new_rs.replicas)
+            if up > 0:
+                self._scale_rs(wl, new_rs, new_rs.replicas + up)
+        elif new_rs.replicas > replicas:
+            self._scale_rs(wl, new_rs, replicas)
+        all_count = sum(rs.replicas for rs in wl.replicasets)
+        min_available = replicas - unavail
+        new_unavailable = new_rs.replicas - self._available(new_rs)
+        max_down = all_count - min_available - new_unavailable
+        if max_down > 0 and old:
+            old_sorted = sorted(old, key=lambda r: r.created_t)
+            for rs in old_sorted:
+                if max_down <= 0:
+                    break
+                unhealthy = rs.replicas - self._available(rs)
+                down = min(max_down, unhealthy)
+                if down > 0:
+                    self._scale_rs(wl, rs, rs.replicas - down)
+                    max_down -= down
+            available_all = sum(self._available(rs) for rs in wl.replicasets)
+            total_down = min(available_all - min_available, max_down)
+            for rs in old_sorted:
+                if total_down <= 0:
+                    break
+                down = min(rs.replicas, total_down)
+                if down > 0:
+                    self._scale_rs(wl, rs, rs.replicas - down)
+                    total_down -= down
+        for rs in wl.replicasets:
+            self._reconcile_rs(wl, rs)
+        stale = [rs for rs in sorted(old, key=lambda r: r.revision) if rs.replicas == 0 and not rs.pods]
+        while len(stale) > wl.revision_history_limit:
+            gone = stale.pop(0)
+            wl.replicasets.remove(gone)
+            self.registry.kill(gone.series.values())
+        self._deployment_status(wl, new_rs, old, unavail)
+
+    def _scale_rs(self, wl: Workload, rs: ReplicaSet, replicas: int) -> None:
+        if rs.replicas == replicas:
+            return
+        direction = "up" if replicas > rs.replicas else "down"
+        self.event("Deployment", wl.name, "Normal", "ScalingReplicaSet",
+                   f"Scaled {direction} replica set {rs.name} from {rs.replicas} to {replicas}",
+                   "deployment-controller")
+        rs.replicas = replicas
+        self.registry.set(rs.series["spec"], replicas)
+
+    def _deployment_status(self, wl: Workload, new_rs: ReplicaSet, old: list[ReplicaSet], unavail: int) -> None:
+        t = self.t
+        pods = [p for p in wl.all_pods() if not p.terminating]
+        before = (wl.status_replicas, wl.status_updated, wl.status_ready, wl.status_available)
+        wl.status_replicas = len(pods)
+        wl.status_updated = sum(1 for p in new_rs.pods if not p.terminating)
+        wl.status_ready = sum(1 for p in pods if p.ready)
+        wl.status_available = wl.status_ready
+        wl.status_unavailable = max(wl.replicas - wl.status_available, 0)
+        wl.observed_generation = wl.generation
+        if wl.status_available >= wl.replicas - unavail:
+            self._set_condition(wl, "Available", "True", "MinimumReplicasAvailable",
+                                "Deployment has minimum availability.")
+        else:
+            self._set_condition(wl, "Available", "False", "MinimumReplicasUnavailable",
+                                "Deployment does not have minimum availability.")
+        complete = (
+            wl.status_updated == wl.replicas
+            and self._available(new_rs) == wl.replicas
+            and not any(rs.pods for rs in old)
+        )
+        progressing = wl.conditions.get("Progressing")
+        if complete:
+            self._set_condition(wl, "Progressing", "True", "NewReplicaSetAvailable",
+                                f'ReplicaSet "{new_rs.name}" has successfully progressed.')
+        elif progressing is None:
+            self._set_condition(wl, "Progressing", "True", "ReplicaSetUpdated",
+                                f'ReplicaSet "{new_rs.name}" is progressing.')
+        elif before != (wl.status_replicas, wl.status_updated, wl.status_ready, wl.status_available) \
+                or progressing.reason in ("NewReplicaSetAvailable", "NewReplicaSetCreated", "FoundNewReplicaSet"):
+            self._set_condition(wl, "Progressing", "True", "ReplicaSetUpdated",
+                                f'ReplicaSet "{new_rs.name}" is progressing.', touch=True)
+        elif progressing.reason == "ReplicaSetUpdated" and t - progressing.last_update_t > wl.progress_deadline_s:
+            self._set_condition(wl, "Progressing", "False", "ProgressDeadlineExceeded",
+                                f'ReplicaSet "{new_rs.name}" has timed out progressing.')
+            self.event("Deployment", wl.name, "Warning", "ProgressDeadlineExceeded",
+                       f'Deployment "{wl.name}" has timed out progressing.', "deployment-controller")
+        self._sync_workload_series(wl)
+
+    def _set_condition(self, wl: Workload, type_: str, status: str, reason: str, message: str,
+                       touch: bool = False) -> None:
+        cond = wl.conditions.get(type_)
+        if cond is None:
+            wl.conditions[type_] = Condition(type_, status, reason, message, self.t, self.t)
+            return
+        if cond.status != status:
+            cond.last_transition_t = self.t
+        if cond.status != status or cond.reason != reason or touch:
+            cond.last_update_t = self.t
+        cond.status, cond.reason, cond.message = status, reason, message
+
+    # ----------------------------------------------------------------- replica sets
+
+    def _reconcile_rs(self, wl: Workload, rs: ReplicaSet) -> None:
+        active = rs.active_pods()
+        if len(active) < rs.replicas:
+            for _ in range(rs.replicas - len(active)):
+                pod = self._new_pod(wl, rs.template, rs.template_hash, rs.revision, "ReplicaSet", rs.name,
+                                    f"{rs.name}-{self._suffix()}")
+                rs.pods.append(pod)
+                self.event("ReplicaSet", rs.name, "Normal", "SuccessfulCreate", f"Created pod: {pod.name}",
+                           "replicaset-controller")
+        elif len(active) > rs.replicas:
+            phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}
+            victims = sorted(
+                active,
+                key=lambda p: (p.node is not None, phase_rank.get(p.phase, 3), p.ready,
+                               -p.container.restart_count, -p.created_t),
+            )
+            for pod in victims[: len(active) - rs.replicas]:
+                self._start_termination(pod, "")
+                self.event("ReplicaSet", rs.name, "Normal", "SuccessfulDelete", f"Deleted pod: {pod.name}",
+                           "replicaset-controller")
+        ready = sum(1 for p in rs.pods if p.ready and not p.terminating)
+        self.registry.set(rs.series["ready"], ready)
+
+    # ----------------------------------------------------------------- stateful sets
+
+    def _reconcile_statefulset(self, wl: Workload) -> None:
+        th = wl.template.template_hash()
+        for ordinal in range(wl.replicas):
+            pod = wl.sts_pods.get(ordinal)
+            if pod is None:
+                if all(self._sts_ready(wl, i) for i in range(ordinal)):
+                    pod = self._new_pod(wl, wl.template, th, wl.generation, "StatefulSet", wl.name,
+                                        f"{wl.name}-{ordinal}")
+                    wl.sts_pods[ordinal] = pod
+                    self.event("StatefulSet", wl.name, "Normal", "SuccessfulCreate",
+                               f"create Pod {pod.name} in StatefulSet {wl.name} successful", "statefulset-controller")
+                break
+        for ordinal in sorted(wl.sts_pods, reverse=True):
+            pod = wl.sts_pods[ordinal]
+            if ordinal >= wl.replicas and not pod.terminating:
+                self._start_termination(pod, "")
+                break
+        else:
+            for ordinal in sorted(wl.sts_pods, reverse=True):
+                pod = wl.sts_pods[ordinal]
+                others_ready = all(self._sts_ready(wl, i) for i in wl.sts_pods if i != ordinal)
+                if pod.template_hash != th and not pod.terminating and others_ready:
+                    self._start_termination(pod, "")
+                    break
+        pods = [p for p in wl.sts_pods.values() if not p.terminating]
+        wl.status_replicas = len(pods)
+        wl.status_ready = sum(1 for p in pods if p.ready)
+        wl.status_available = wl.status_ready
+        wl.status_updated = sum(1 for p in pods if p.template_hash == th)
+        wl.status_unavailable = max(wl.replicas - wl.status_available, 0)
+        wl.observed_generation = wl.generation
+        self._sync_workload_series(wl)
+
+    def _sts_ready(self, wl: Workload, ordinal: int) -> bool:
+        pod = wl.sts_pods.get(ordinal)
+        return pod is not None and pod.ready and not pod.terminating
+
+    # ----------------------------------------------------------------- pods
+
+    def _new_pod(self, wl: Workload, template: PodTemplate, th: str, revision: int, owner_kind: str,
+                 owner_name: str, name: str) -> Pod:
+        self._ip += 1
+        pod = Pod(
+            name=name,
+            uid=self._uid(),
+            namespace=self.ns,
+            service=wl.service,
+            owner_kind=owner_kind,
+            owner_name=owner_name,
+            template=template,
+            template_hash=th,
+            revision=revision,
+            created_t=self.t,
+            container=ContainerStatus(wl.container, template.image),
+            ip=f"10.8.{(self._ip // 250) % 250}.{self._ip % 250 + 2}",
+        )
+        if self._free_slots:
+            pod.slot = self._free_slots.pop()
+        else:
+            pod.slot = self._next_slot
+            self._next_slot += 1
+        self.pods[name] = pod
+        self._init_pod_series(pod)
+        self._push(self.t, pod, "schedule")
+        self._bump()
+        return pod
+
+    def _requests_cpu(self, template: PodTemplate) -> float:
+        return template.resources.requests.cpu_cores() or 0.0
+
+    def _do_schedule(self, pod: Pod, t: float) -> None:
+        wl = self.workloads[pod.service]
+        need = self._requests_cpu(pod.template)
+        used = {n.name: 0.0 for n in self.nodes}
+        same_zone: dict[str, int] = {z: 0 for z in self.app.cluster.zones}
+        same_node = {n.name: 0 for n in self.nodes}
+        for other in self.pods.values():
+            if other.node is None or other is pod:
+                continue
+            used[other.node] += self._requests_cpu(other.template)
+            if other.service == pod.service and not other.terminating:
+                same_node[other.node] += 1
+                if other.zone:
+                    same_zone[other.zone] += 1
+        candidates = [n for n in self.nodes if n.ready and n.condition == "True" and used[n.name] + need <= n.cpu]
+        if not candidates:
+            down = sum(1 for n in self.nodes if not n.ready or n.condition != "True")
+            busy = len(self.nodes) - down
+            msg = f"0/{len(self.nodes)} nodes are available: "
+            parts = []
+            if down:
+                parts.append(f"{down} node(s) had untolerated taint {{node.kubernetes.io/unreachable: }}")
+            if busy:
+                parts.append(f"{busy} Insufficient cpu")
+            self.event("Pod", pod.name, "Warning", "FailedScheduling", msg + ", ".join(parts) + ".",
+                       "default-scheduler")
+            self._push(t + 10.0, pod, "schedule")
+            return
+        best = min(candidates, key=lambda n: (same_zone[n.zone], same_node[n.name], used[n.name], n.name))
+        pod.node, pod.zone, pod.scheduled_t = best.name, best.zone, t
+        self.event("Pod", pod.name, "Normal", "Scheduled",
+                   f"Successfully assigned {self.ns}/{pod.name} to {best.name}", "default-scheduler")
+        self._sync_pod_series(pod)
+        self._push(t + 1.0, pod, "pull")
+        _ = wl
+
+    def _do_pull(self, pod: Pod, t: float) -> None:
+        node = self.node(pod.node or "")
+        image = pod.template.image
+        c = pod.container
+        if image in node.images:
+            self.event("Pod", pod.name, "Normal", "Pulled",
+                       f'Container image "{image}" already present on machine')
+            self._push(t + 1.0, pod, "start")
+            return
+        if image in self.images:
+            lang = self.svc[pod.service].language
+            seconds = _PULL_S.get(lang, 3.0) * float(self.rng.uniform(0.8, 1.25))
+            self.event("Pod", pod.name, "Normal", "Pulling", f'Pulling image "{image}"')
+            node.images.add(image)
+            self._push(t + seconds, pod, "pulled")
+            return
+        repo, _, tag = image.rpartition(":")
+        msg = (f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack '
+               f'image "{image}": failed to resolve reference "{image}": {image}: not found')
+        self.event("Pod", pod.name, "Warning", "Failed", msg)
+        self.event("Pod", pod.name, "Warning", "Failed", "Error: ErrImagePull")
+        c.state, c.reason, c.message = "waiting", "ErrImagePull", msg
+        self._sync_pod_series(pod)
+        pod.backoff_s = BACKOFF_INITIAL_S if pod.backoff_s == 0 else min(pod.backoff_s * 2, BACKOFF_MAX_S)
+        self._push(t + 2.0, pod, "pullbackoff")
+        _ = (repo, tag)
+
+    def _do_pullbackoff(self, pod: Pod, t: float) -> None:
+        c = pod.container
+        c.state, c.reason = "waiting", "ImagePullBackOff"
+        c.message = f'Back-off pulling image "{pod.template.image}"'
+        self.event("Pod", pod.name, "Normal", "BackOff", c.message)
+        self.event("Pod", pod.name, "Warning", "Failed", "Error: ImagePullBackOff")
+        self._sync_pod_series(pod)
+        self._push(t + pod.backoff_s, pod, "pull")
+
+    def _do_pulled(self, pod: Pod, t: float) -> None:
+        seconds = t - (pod.scheduled_t or t) - 1.0
+        self.event("Pod", pod.name, "Normal", "Pulled",
+                   f'Successfully pulled image "{pod.template.image}" in {seconds:.3f}s')
+        self._do_start(pod, t)
+
+    def _do_start(self, pod: Pod, t: float) -> None:
+        c = pod.container
+        svc = self.svc[pod.service]
+        self.event("Pod", pod.name, "Normal", "Created", f"Created container {c.name}")
+        self.event("Pod", pod.name, "Normal", "Started", f"Started container {c.name}")
+        c.state, c.reason, c.message, c.started_t = "running", "", "", t
+        c.exit_code = 0
+        pod.phase = "Running"
+        pod.probe_failures = 0
+        pod.liveness_failures = 0
+        work = self.pod_effects(pod)
+        startup = svc.startup_s * float(self.rng.uniform(0.85, 1.2))
+        pod.serving_since = t + startup
+        self.on_log(pod, "start", {"startup_s": startup})
+        if work.crash is not None:
+            pod.serving_since = None
+            self._push(t + CRASH_AFTER_S, pod, "crash")
+        rp = pod.template.readiness_probe
+        if rp is None:
+            self._set_ready(pod, True)
+            self._schedule_probe(pod, "r", None)
+        else:
+            self._schedule_probe(pod, "r", t + rp.initial_delay_s)
+        lp = pod.template.liveness_probe
+        self._schedule_probe(pod, "l", None if lp is None else t + lp.initial_delay_s)
+        self._sync_pod_series(pod)
+        self._bump()
+
+    def _do_crash(self, pod: Pod, t: float) -> None:
+        work = self.pod_effects(pod)
+        code = work.crash.exit_code if work.crash else 1
+        self.on_log(pod, "crash", {"effect": work.crash})
+        self._terminate_container(pod, t, "Error", code)
+
+    def _do_restart(self, pod: Pod, t: float) -> None:
+        pod.container.restart_count += 1
+        self.registry.set(pod.series["restarts"], pod.container.restart_count)
+        self._do_start(pod, t)
+
+    def _do_remove(self, pod: Pod, t: float) -> None:
+        self.pods.pop(pod.name, None)
+        wl = self.workloads.get(pod.service)
+        if wl is not None:
+            for rs in wl.replicasets:
+                if pod in rs.pods:
+                    rs.pods.remove(pod)
+            for ordinal, p in list(wl.sts_pods.items()):
+                if p is pod:
+                    del wl.sts_pods[ordinal]
+            self._dirty.add(wl.name)
+        self.registry.kill(pod.series.values())
+        self._free_slots.append(pod.slot)
+        self._removed.append(pod)
+        self._bump()
+
+    def oom_kill(self, pod: Pod) -> None:
+        """The kernel's OOM killer ends the container (working set above its memory limit)."""
+        if pod.running and not pod.terminating:
+            self.on_log(pod, "oom", {})
+            self._terminate_container(pod, self.t, "OOMKilled", 137)
+
+    def _terminate_container(self, pod: Pod, t: float, reason: str, code: int) -> None:
+        c = pod.container
+        ran = t - (c.started_t or t)
+        c.last_state = {
+            "exitCode": code,
+            "reason": reason,
+            "startedAt": timestamp(c.started_t or t),
+            "finishedAt": timestamp(t),
+        }
+        c.state, c.reason, c.exit_code, c.finished_t = "terminated", reason, code, t
+        pod.serving_since = None
+        pod.next_probe_t = None
+        pod.next_liveness_t = None
+        self._set_ready(pod, False)
+        self._set_last_terminated(pod, reason)
+        if pod.terminating:
+            self._sync_pod_series(pod)
+            return
+        if ran >= BACKOFF_RESET_S:
+            pod.backoff_s = 0.0
+        # The first restart is immediate; later ones wait 10 s, 20 s, ... up to 5 min.
+        delay = pod.backoff_s
+        pod.backoff_s = BACKOFF_INITIAL_S if pod.backoff_s == 0 else min(pod.backoff_s * 2, BACKOFF_MAX_S)
+        if delay == 0:
+            self._push(t + 1.0, pod, "restart")
+        else:
+            pod.backoff_until = t + delay
+            self._push(t + 1.0, pod, "crashloop")
+        self._sync_pod_series(pod)
+        self._bump()
+
+    def _do_crashloop(self, pod: Pod, t: float) -> None:
+        c = pod.container
+        c.state, c.reason = "waiting", "CrashLoopBackOff"
+        wait = int(pod.backoff_until - (c.finished_t or t))
+        c.message = f"back-off {wait}s restarting failed container={c.name} pod={pod.name}_{self.ns}({pod.uid})"
+        self.event("Pod", pod.name, "Warning", "BackOff", "Back-off restarting failed container "
+                   f"{c.name} in pod {pod.name}_{self.ns}({pod.uid})")
+        self._sync_pod_series(pod)
+        self._push(max(pod.backoff_until, t + 1.0), pod, "restart")
+
+    def _start_termination(self, pod: Pod, reason: str) -> None:
+        t = self.t
+        pod.deletion_t = t
+        pod.next_probe_t = None
+        pod.next_liveness_t = None
+        self._set_ready(pod, False)
+        if pod.node:
+            self.event("Pod", pod.name, "Normal", "Killing", f"Stopping container {pod.container.name}")
+        self.on_log(pod, "stop", {"reason": reason})
+        wl = self.workloads.get(pod.service)
+        if wl is not None:
+            self._dirty.add(wl.name)
+        node = self.node(pod.node) if pod.node else None
+        if node is not None and not node.ready:
+            self._sync_pod_series(pod)
+            self._push(t + 5.0, pod, "remove")
+            return
+        self._push(t + (TERMINATION_S if pod.running else 0.0), pod, "remove")
+        self._sync_pod_series(pod)
+        self._bump()
+
+    def _set_ready(self, pod: Pod, ready: bool) -> None:
+        if pod.ready == ready:
+            return
+        pod.ready = ready
+        pod.container.ready = ready
+        pod.ready_t = self.t if ready else None
+        wl = self.workloads.get(pod.service)
+        if wl is not None:
+            self._dirty.add(wl.name)
+        self._bump()
+
+    # ----------------------------------------------------------------- probes
+
+    def probe_ok(self, pod: Pod, probe: Probe, model_probe: Probe | None, t: float) -> tuple[bool, str]:
+        """Outcome of one probe and the kubelet's failure message."""
+        svc = self.svc[pod.service]
+        port = svc.port
+        same_as_model = model_probe is not None and (probe.type, probe.port, probe.path) == (
+            model_probe.type, model_probe.port, model_probe.path)
+        if same_as_model:
+            pass  # the manifest's own probe targets a port and path the process serves
+        elif probe.type != "exec" and probe.port is not None and port is not None and probe.port != port:
+            kind = "Get" if probe.type == "http" else "dial tcp"
+            return False, f'{kind} "http://{pod.ip}:{probe.port}{probe.path or ""}": dial tcp {pod.ip}:{probe.port}: ' \
+                          "connect: connection refused"
+        elif probe.type == "http" and model_probe is not None and probe.path != model_probe.path:
+            return False, "HTTP probe failed with statuscode: 404"
+        if not pod.serving(t):
+            return False, f"dial tcp {pod.ip}:{port}: connect: connection refused"
+        return True, ""
+
+    def _readiness(self, pod: Pod, t: float) -> None:
+        probe = pod.template.readiness_probe
+        if probe is None or not pod.running or pod.terminating:
+            pod.next_probe_t = None
+            return
+        self._schedule_probe(pod, "r", t + probe.period_s)
+        ok, msg = self.probe_ok(pod, probe, self.svc[pod.service].readiness_probe, t)
+        if ok and self.pod_effects(pod).readiness_fails:
+            ok = False
+            msg = ("rpc error: code = Unknown desc = service unhealthy (responded with \"NOT_SERVING\")"
+                   if probe.type == "grpc" else "HTTP probe failed with statuscode: 503")
+        if ok:
+            pod.probe_failures = 0
+            if not pod.ready:
+                self._set_ready(pod, True)
+                self._sync_pod_series(pod)
+            return
+        pod.probe_failures += 1
+        if (pod.serving_since is not None and t >= pod.serving_since) or pod.probe_failures >= probe.failure_threshold:
+            self.event("Pod", pod.name, "Warning", "Unhealthy", f"Readiness probe failed: {msg}")
+        if pod.probe_failures >= probe.failure_threshold and pod.ready:
+            self._set_ready(pod, False)
+            self._sync_pod_series(pod)
+
+    def _liveness(self, pod: Pod, t: float) -> None:
+        probe = pod.template.liveness_probe
+        if probe is None or not pod.running or pod.terminating:
+            pod.next_liveness_t = None
+            return
+        self._schedule_probe(pod, "l", t + probe.period_s)
+        ok, msg = self.probe_ok(pod, probe, self.svc[pod.service].liveness_probe, t)
+        if ok and self.pod_effects(pod).liveness_fails:
+            ok, msg = False, f"Get \"http://{pod.ip}:{probe.port}{probe.path or ''}\": context deadline exceeded"
+        if ok:
+            pod.liveness_failures = 0
+            return
+        pod.liveness_failures += 1
+        self.event("Pod", pod.name, "Warning", "Unhealthy", f"Liveness probe failed: {msg}")
+        if pod.liveness_failures >= probe.failure_threshold:
+            self.event("Pod", pod.name, "Normal", "Killing",
+                       f"Container {pod.container.name} failed liveness probe, will be restarted")
+            self.on_log(pod, "killed", {})
+            self._terminate_container(pod, t, "Error", 137)
+
+    # ----------------------------------------------------------------- nodes
+
+    def set_node_ready(self, name: str, ready: bool) -> None:
+        """Take a node away (it stops reporting, as in a zone outage) or bring it back."""
+        node = self.node(name)
+        if node.ready == ready:
+            return
+        node.ready = ready
+        node.down_since = None if ready else self.t
+        if ready:
+            node.condition = "True"
+            self._sync_node_series(node)
+            for pod in list(self.pods.values()):
+                if pod.node == name:
+                    if pod.terminating:
+                        self._push(self.t, pod, "remove")
+                    elif pod.running and pod.template.readiness_probe is not None:
+                        self._schedule_probe(pod, "r", self.t)
+                    elif pod.running:
+                        self._set_ready(pod, True)
+                        self._sync_pod_series(pod)
+            self.event("Node", name, "Normal", "NodeReady", f"Node {name} status is now: NodeReady", "kubelet")
+        self._bump()
+
+    def _node_lifecycle(self, t: float) -> None:
+        for node in self.nodes:
+            if node.ready or node.down_since is None:
+                continue
+            down_for = t - node.down_since
+            if node.condition == "True" and down_for >= NODE_GRACE_S:
+                node.condition = "Unknown"
+                self._sync_node_series(node)
+                self.event("Node", node.name, "Normal", "NodeNotReady",
+                           f"Node {node.name} status is now: NodeNotReady", "node-controller")
+                for pod in self.pods.values():
+                    if pod.node == node.name and pod.ready:
+                        self._set_ready(pod, False)
+                        pod.phase = pod.phase if pod.phase != "Running" else "Running"
+                        self._sync_pod_series(pod)
+            if node.condition == "Unknown" and down_for >= NODE_GRACE_S + EVICTION_S:
+                for pod in list(self.pods.values()):
+                    if pod.node == node.name and not pod.terminating:
+                        self.event("Pod", pod.name, "Normal", "TaintManagerEviction",
+                                   f"Marking for deletion Pod {self.ns}/{pod.name}", "taint-controller")
+                        pod.status_reason = "NodeLost"
+                        self._start_termination(pod, "evicted")
+
+    # ----------------------------------------------------------------- kube-state-metrics
+
+    def _init_workload_series(self, wl: Workload) -> None:
+        if wl.kind == "Deployment":
+            base = {"deployment": wl.name}
+            p = "kube_deployment_"
+            s = wl.series
+            s["spec"] = self._ksm(p + "spec_replicas", base, wl.replicas)
+            s["gen"] = self._ksm(p + "metadata_generation", base, wl.generation)
+            s["obs"] = self._ksm(p + "status_observed_generation", base, wl.observed_generation)
+            s["replicas"] = self._ksm(p + "status_replicas", base, 0)
+            s["available"] = self._ksm(p + "status_replicas_available", base, 0)
+            s["unavailable"] = self._ksm(p + "status_replicas_unavailable", base, 0)
+            s["updated"] = self._ksm(p + "status_replicas_updated", base, 0)
+            s["ready"] = self._ksm(p + "status_replicas_ready", base, 0)
+            s["surge"] = self._ksm(p + "spec_strategy_rollingupdate_max_surge", base, 1)
+            s["unavail"] = self._ksm(p + "spec_strategy_rollingupdate_max_unavailable", base, 0)
+            for cond in ("Available", "Progressing"):
+                for status in ("true", "false", "unknown"):
+                    s[f"cond:{cond}:{status}"] = -1
+        else:
+            base = {"statefulset": wl.name}
+            p = "kube_statefulset_"
+            s = wl.series
+            s["spec"] = self._ksm(p + "replicas", base, wl.replicas)
+            s["gen"] = self._ksm(p + "metadata_generation", base, wl.generation)
+            s["obs"] = self._ksm(p + "status_observed_generation", base, wl.observed_generation)
+            s["replicas"] = self._ksm(p + "status_replicas", base, 0)
+            s["available"] = self._ksm(p + "status_replicas_available", base, 0)
+            s["updated"] = self._ksm(p + "status_replicas_updated", base, 0)
+            s["ready"] = self._ksm(p + "status_replicas_ready", base, 0)
+            s["current"] = self._ksm(p + "status_replicas_current", base, 0)
+
+    def _sync_workload_series(self, wl: Workload) -> None:
+        s, reg = wl.series, self.registry
+        reg.set(s["spec"], wl.replicas)
+        reg.set(s["gen"], wl.generation)
+        reg.set(s["obs"], wl.observed_generation)
+        reg.set(s["replicas"], wl.status_replicas)
+        reg.set(s["available"], wl.status_available)
+        reg.set(s["updated"], wl.status_updated)
+        reg.set(s["ready"], wl.status_ready)
+        if wl.kind == "StatefulSet":
+            reg.set(s["current"], wl.status_replicas)
+            return
+        reg.set(s["unavailable"], wl.status_unavailable)
+        reg.set(s["surge"], resolve_int_or_percent(wl.max_surge, wl.replicas, True))
+        reg.set(s["unavail"], resolve_int_or_percent(wl.max_unavailable, wl.replicas, False))
+        for cond in wl.conditions.values():
+            for status in ("true", "false", "unknown"):
+                key = f"cond:{cond.type}:{status}"
+                value = 1.0 if cond.status.lower() == status else 0.0
+                labels = {"deployment": wl.name, "condition": cond.type, "status": status, "reason": cond.reason}
+                old = s.get(key, -1)
+                if old >= 0 and self.registry.info[old].label("reason") != cond.reason:
+                    self.registry.kill([old])
+                    old = -1
+                if old < 0:
+                    s[key] = self._ksm("kube_deployment_status_condition", labels, value)
+                else:
+                    reg.set(old, value)
+
+    def _init_rs_series(self, wl: Workload, rs: ReplicaSet) -> None:
+        base = {"replicaset": rs.name}
+        rs.series["spec"] = self._ksm("kube_replicaset_spec_replicas", base, rs.replicas)
+        rs.series["ready"] = self._ksm("kube_replicaset_status_ready_replicas", base, 0)
+        rs.series["owner"] = self._ksm(
+            "kube_replicaset_owner", {**base, "owner_kind": "Deployment", "owner_name": wl.name,
+                                      "owner_is_controller": "true"}, 1)
+
+    def _init_pod_series(self, pod: Pod) -> None:
+        base = {"pod": pod.name, "uid": pod.uid}
+        cbase = {**base, "container": pod.container.name}
+        s = pod.series
+        s["owner"] = self._ksm("kube_pod_owner", {**base, "owner_kind": pod.owner_kind, "owner_name": pod.owner_name,
+                                                  "owner_is_controller": "true"}, 1)
+        s["created"] = self._ksm("kube_pod_created", base, unix_time(pod.created_t))
+        for phase in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
+            s[f"phase:{phase}"] = self._ksm("kube_pod_status_phase", {**base, "phase": phase}, 0)
+        for cond in ("true", "false", "unknown"):
+            s[f"ready:{cond}"] = self._ksm("kube_pod_status_ready", {**base, "condition": cond}, 0)
+        for cond in ("true", "false"):
+            s[f"scheduled:{cond}"] = self._ksm("kube_pod_status_scheduled", {**base, "condition": cond}, 0)
+        s["restarts"] = self._ksm("kube_pod_container_status_restarts_total", cbase, 0)
+        s["waiting"] = self._ksm("kube_pod_container_status_waiting", cbase, 1)
+        s["running"] = self._ksm("kube_pod_container_status_running", cbase, 0)
+        s["terminated"] = self._ksm("kube_pod_container_status_terminated", cbase, 0)
+        s["cready"] = self._ksm("kube_pod_container_status_ready", cbase, 0)
+        res = pod.template.resources
+        for kind, rl in (("requests", res.requests), ("limits", res.limits)):
+            if rl.cpu is not None:
+                s[f"{kind}:cpu"] = self._ksm(f"kube_pod_container_resource_{kind}",
+                                             {**cbase, "node": "", "resource": "cpu", "unit": "core"},
+                                             rl.cpu_cores() or 0.0)
+            if rl.memory is not None:
+                s[f"{kind}:memory"] = self._ksm(f"kube_pod_container_resource_{kind}",
+                                                {**cbase, "node": "", "resource": "memory", "unit": "byte"},
+                                                rl.memory_bytes() or 0.0)
+        self._sync_pod_series(pod)
+
+    def _set_last_terminated(self, pod: Pod, reason: str) -> None:
+        s = pod.series
+        old = s.get("lastterm")
+        if old is not None:
+            if self.registry.info[old].label("reason") == reason:
+                return
+            self.registry.kill([old])
+        s["lastterm"] = self._ksm("kube_pod_container_status_last_terminated_reason",
+                                  {"pod": pod.name, "uid": pod.uid, "container": pod.container.name,
+                                   "reason": reason}, 1)
+
+    def _sync_pod_series(self, pod: Pod) -> None:
+        s, reg = pod.series, self.registry
+        phase = pod.phase
+        node = self.node(pod.node) if pod.node else None
+        if node is not None and node.condition == "Unknown":
+            phase = "Unknown" if pod.terminating else phase
+        for p in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
+            reg.set(s[f"phase:{p}"], 1.0 if p == phase else 0.0)
+        ready_cond = "true" if pod.ready else "false"
+        if node is not None and node.condition == "Unknown":
+            ready_cond = "unknown" if not pod.ready else ready_cond
+        for cond in ("true", "false", "unknown"):
+            reg.set(s[f"ready:{cond}"], 1.0 if cond == ready_cond else 0.0)
+        reg.set(s["scheduled:true"], 1.0 if pod.node else 0.0)
+        reg.set(s["scheduled:false"], 0.0 if pod.node else 1.0)
+        c = pod.container
+        reg.set(s["waiting"], 1.0 if c.state == "waiting" else 0.0)
+        reg.set(s["running"], 1.0 if c.state == "running" else 0.0)
+        reg.set(s["terminated"], 1.0 if c.state == "terminated" else 0.0)
+        reg.set(s["cready"], 1.0 if c.ready else 0.0)
+        # Series that exist only while a reason is set (kube-state-metrics v2 semantics).
+        self._reason_series(pod, "waitreason", "kube_pod_container_status_waiting_reason",
+                            c.reason if c.state == "waiting" and pod.node else None)
+        self._reason_series(pod, "termreason", "kube_pod_container_status_terminated_reason",
+                            c.reason if c.state == "terminated" else None)
+        if "info" not in s and pod.node:
+            s["info"] = self._ksm("kube_pod_info", {
+                "pod": pod.name, "uid": pod.uid, "node": pod.node, "pod_ip": pod.ip, "host_ip": "",
+                "created_by_kind": pod.owner_kind, "created_by_name": pod.owner_name,
+                "priority_class": "", "host_network": "false"}, 1)
+        if "start" not in s and pod.scheduled_t is not None:
+            s["start"] = self._ksm("kube_pod_start_time", {"pod": pod.name, "uid": pod.uid},
+                                   unix_time(pod.scheduled_t))
+        self._reason_series(pod, "statusreason", "kube_pod_status_reason",
+                            pod.status_reason if pod.status_reason else None, container=False)
+        if pod.deletion_t is not None and "deletion" not in s:
+            s["deletion"] = self._ksm("kube_pod_deletion_timestamp", {"pod": pod.name, "uid": pod.uid},
+                                      unix_time(pod.deletion_t))
+
+    def _reason_series(self, pod: Pod, key: str, metric: str, reason: str | None, container: bool = True) -> None:
+        s = pod.series
+        old = s.get(key)
+        if old is not None:
+            if reason is not None and self.registry.info[old].label("reason") == reason:
+                return
+            self.registry.kill([old])
+            del s[key]
+        if reason:
+            labels = {"pod": pod.name, "uid": pod.uid, "reason": reason}
+            if container:
+                labels["container"] = pod.container.name
+            s[key] = self._ksm(metric, labels, 1)
+
+    def _sync_node_series(self, node: Node) -> None:
+        for status in ("true", "false", "unknown"):
+            sid = self.registry.lookup("kube_node_status_condition", {
+                **self._ksm_common, "node": node.name, "condition": "Ready", "status": status})
+            if sid is not None:
+                self.registry.set(sid, 1.0 if node.condition.lower() == status else 0.0)
+
+    # ----------------------------------------------------------------- views
+
+    def k8s_pod(self, pod: Pod) -> dict[str, Any]:
+        wl = self.workloads[pod.service]
+        out = pod.to_k8s(wl.labels())
+        node = self.node(pod.node) if pod.node else None
+        if node is not None:
+            out["status"]["hostIP"] = f"10.128.0.{self.nodes.index(node) + 10}"
+        if node is not None and node.condition == "Unknown":
+            out["status"]["conditions"][3]["status"] = "Unknown" if pod.ready else "False"
+        return out
+
+    def rs_k8s(self, wl: Workload, rs: ReplicaSet) -> dict[str, Any]:
+        pods = rs.active_pods()
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": rs.name,
+                "namespace": self.ns,
+                "uid": rs.uid,
+                "labels": {**wl.labels(), "pod-template-hash": rs.template_hash},
+                "annotations": {"deployment.kubernetes.io/revision": str(rs.revision),
+                                **({"kubernetes.io/change-cause": rs.template.change_cause}
+                                   if rs.template.change_cause else {})},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": wl.name,
+                                     "controller": True}],
+                "creationTimestamp": timestamp(rs.created_t),
+            },
+            "spec": {"replicas": rs.replicas, "template": {"spec": {"containers": [
+                {"name": wl.container, "image": rs.template.image}]}}},
+            "status": {
+                "replicas": len(pods),
+                "readyReplicas": sum(1 for p in pods if p.ready),
+                "availableReplicas": sum(1 for p in pods if p.ready),
+            },
+        }
+
+    def template_id(self, svc: str, template: PodTemplate) -> str:
+        return f"{svc}-{encode_hash(repr(template))}"

@@ -1,0 +1,502 @@
+"""Kubernetes objects of the simulated cluster, rendered as Kubernetes API JSON.
+
+The objects carry exactly the state that ``kubectl``, kube-state-metrics and the
+controllers need: nodes in two zones; Deployments (spec replicas, generation, observed
+generation, conditions, revision history) and StatefulSets; ReplicaSets; pods with phase,
+container state and reason, restart count and readiness; events. ``to_k8s()`` renders
+each as the dict the API server would return (camelCase, RFC 3339 times), so tools can
+format simulated and real clusters with the same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from engine.appmodel import Probe, Resources
+from engine.quantity import format_cpu, format_memory
+
+EPOCH = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
+"""Wall-clock time of run time 0 in the simulated cluster (a Monday morning, UTC)."""
+
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+"""The alphabet Kubernetes uses for generated name suffixes (k8s.io/apimachinery rand)."""
+
+
+def timestamp(t: float) -> str:
+    """RFC 3339 UTC timestamp of run time ``t`` seconds, as the API server writes it."""
+    return (EPOCH + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def unix_time(t: float) -> float:
+    """Unix time (seconds) of run time ``t``."""
+    return EPOCH.timestamp() + t
+
+
+def encode_hash(data: str, length: int = 10) -> str:
+    """A deterministic name fragment over the Kubernetes suffix alphabet."""
+    digest = int.from_bytes(hashlib.sha256(data.encode()).digest()[:8], "big")
+    out = []
+    for _ in range(length):
+        digest, rem = divmod(digest, len(_NAME_ALPHABET))
+        out.append(_NAME_ALPHABET[rem])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """The pod template of one revision: what a rollout changes.
+
+    ``commit`` is the source commit the image was built from (code faults live there).
+    """
+
+    image: str
+    env: tuple[tuple[str, str], ...]
+    resources: Resources
+    readiness_probe: Probe | None
+    liveness_probe: Probe | None
+    commit: str
+    change_cause: str = ""
+
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+    def template_hash(self) -> str:
+        """The ``pod-template-hash`` label value (10 characters, deterministic)."""
+        return encode_hash(
+            repr((self.image, self.env, self.resources, self.readiness_probe, self.liveness_probe, self.commit))
+        )
+
+    def replace(self, **changes: Any) -> PodTemplate:
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+
+@dataclass
+class Node:
+    """A worker node in one zone."""
+
+    name: str
+    zone: str
+    cpu: float
+    memory: float
+    uid: str
+    ready: bool = True
+    condition: str = "True"
+    """Ready condition as the node controller reports it: True, False or Unknown."""
+    down_since: float | None = None
+    images: set[str] = field(default_factory=set)
+
+    def to_k8s(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": self.name,
+                "uid": self.uid,
+                "labels": {
+                    "kubernetes.io/hostname": self.name,
+                    "kubernetes.io/os": "linux",
+                    "node-role.kubernetes.io/worker": "",
+                    "topology.kubernetes.io/zone": self.zone,
+                },
+                "creationTimestamp": timestamp(-86400 * 30),
+            },
+            "spec": {},
+            "status": {
+                "capacity": {"cpu": format_cpu(self.cpu), "memory": format_memory(self.memory), "pods": "110"},
+                "allocatable": {"cpu": format_cpu(self.cpu), "memory": format_memory(self.memory), "pods": "110"},
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": self.condition,
+                        "reason": "KubeletReady" if self.condition == "True" else "NodeStatusUnknown",
+                        "message": "kubelet is posting ready status"
+                        if self.condition == "True"
+                        else "Kubelet stopped posting node status.",
+                    }
+                ],
+                "nodeInfo": {"kubeletVersion": "v1.30.4", "containerRuntimeVersion": "containerd://1.7.20"},
+            },
+        }
+
+
+@dataclass
+class ContainerStatus:
+    """State of the single application container of a pod."""
+
+    name: str
+    image: str
+    state: str = "waiting"
+    """waiting, running or terminated."""
+    reason: str = "ContainerCreating"
+    message: str = ""
+    exit_code: int = 0
+    started_t: float | None = None
+    finished_t: float | None = None
+    restart_count: int = 0
+    ready: bool = False
+    last_state: dict[str, Any] | None = None
+
+    def to_k8s(self) -> dict[str, Any]:
+        state: dict[str, Any]
+        if self.state == "running":
+            state = {"running": {"startedAt": timestamp(self.started_t or 0.0)}}
+        elif self.state == "terminated":
+            state = {
+                "terminated": {
+                    "exitCode": self.exit_code,
+                    "reason": self.reason,
+                    "startedAt": timestamp(self.started_t or 0.0),
+                    "finishedAt": timestamp(self.finished_t or 0.0),
+                }
+            }
+        else:
+            state = {"waiting": {"reason": self.reason, **({"message": self.message} if self.message else {})}}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "image": self.image,
+            "ready": self.ready,
+            "restartCount": self.restart_count,
+            "started": self.state == "running",
+            "state": state,
+        }
+        if self.last_state is not None:
+            out["lastState"] = {"terminated": self.last_state}
+        return out
+
+
+@dataclass
+class Pod:
+    """A pod of one workload (single application container)."""
+
+    name: str
+    uid: str
+    namespace: str
+    service: str
+    owner_kind: str
+    owner_name: str
+    template: PodTemplate
+    template_hash: str
+    revision: int
+    created_t: float
+    container: ContainerStatus
+    ip: str
+    node: str | None = None
+    zone: str | None = None
+    phase: str = "Pending"
+    scheduled_t: float | None = None
+    ready: bool = False
+    ready_t: float | None = None
+    serving_since: float | None = None
+    """Run time the application starts answering (container start + start-up time)."""
+    deletion_t: float | None = None
+    status_reason: str | None = None
+    backoff_s: float = 0.0
+    backoff_until: float = 0.0
+    next_action_t: float = 0.0
+    next_action: str = "schedule"
+    probe_failures: int = 0
+    liveness_failures: int = 0
+    next_probe_t: float | None = None
+    next_liveness_t: float | None = None
+    slot: int = -1
+    series: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def terminating(self) -> bool:
+        return self.deletion_t is not None
+
+    @property
+    def running(self) -> bool:
+        return self.container.state == "running"
+
+    def serving(self, t: float) -> bool:
+        """True when the application in the container answers requests at run time ``t``."""
+        return self.running and self.serving_since is not None and t >= self.serving_since
+
+    def status_text(self) -> str:
+        """The STATUS column of ``kubectl get pods``."""
+        if self.terminating:
+            return "Terminating"
+        if self.status_reason:
+            return self.status_reason
+        c = self.container
+        if c.state == "waiting":
+            return c.reason
+        if c.state == "terminated":
+            return c.reason
+        return self.phase
+
+    def to_k8s(self, labels: dict[str, str]) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "name": self.name,
+            "namespace": self.namespace,
+            "uid": self.uid,
+            "labels": {**labels, "pod-template-hash": self.template_hash}
+            if self.owner_kind == "ReplicaSet"
+            else {**labels, "controller-revision-hash": f"{self.owner_name}-{self.template_hash}"},
+            "creationTimestamp": timestamp(self.created_t),
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": self.owner_kind,
+                    "name": self.owner_name,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        }
+        if self.deletion_t is not None:
+            meta["deletionTimestamp"] = timestamp(self.deletion_t)
+            meta["deletionGracePeriodSeconds"] = 30
+        container = container_spec(self.container.name, self.template)
+        ready = "True" if self.ready else "False"
+        conditions = [
+            {"type": "PodScheduled", "status": "True" if self.node else "False"},
+            {"type": "Initialized", "status": "True" if self.node else "False"},
+            {"type": "ContainersReady", "status": ready},
+            {"type": "Ready", "status": ready},
+        ]
+        status: dict[str, Any] = {
+            "phase": self.phase,
+            "conditions": conditions,
+            "podIP": self.ip if self.node else None,
+            "hostIP": None,
+            "startTime": timestamp(self.scheduled_t) if self.scheduled_t is not None else None,
+            "containerStatuses": [self.container.to_k8s()],
+            "qosClass": qos_class(self.template.resources),
+        }
+        if self.status_reason:
+            status["reason"] = self.status_reason
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": {
+                "nodeName": self.node,
+                "containers": [container],
+                "restartPolicy": "Always",
+                "terminationGracePeriodSeconds": 30,
+            },
+            "status": status,
+        }
+
+
+def qos_class(resources: Resources) -> str:
+    """The pod QoS class Kubernetes derives from requests and limits."""
+    req, lim = resources.requests, resources.limits
+    if lim.cpu and lim.memory and (req.cpu in (None, lim.cpu)) and (req.memory in (None, lim.memory)):
+        return "Guaranteed"
+    if req.cpu or req.memory or lim.cpu or lim.memory:
+        return "Burstable"
+    return "BestEffort"
+
+
+def probe_spec(probe: Probe) -> dict[str, Any]:
+    """A Probe as a Kubernetes probe dict."""
+    handler: dict[str, Any]
+    if probe.type == "http":
+        handler = {"httpGet": {"path": probe.path or "/", "port": probe.port}}
+    elif probe.type == "grpc":
+        handler = {"grpc": {"port": probe.port}}
+    elif probe.type == "tcp":
+        handler = {"tcpSocket": {"port": probe.port}}
+    else:
+        handler = {"exec": {"command": ["/bin/sh", "-c", probe.path or "true"]}}
+    return {
+        **handler,
+        "initialDelaySeconds": int(probe.initial_delay_s),
+        "periodSeconds": int(probe.period_s),
+        "timeoutSeconds": int(probe.timeout_s),
+        "failureThreshold": probe.failure_threshold,
+    }
+
+
+def container_spec(name: str, template: PodTemplate, port: int | None = None) -> dict[str, Any]:
+    """The container of a pod template as a Kubernetes container dict."""
+    res: dict[str, Any] = {}
+    for kind, rl in (("requests", template.resources.requests), ("limits", template.resources.limits)):
+        values = {k: v for k, v in (("cpu", rl.cpu), ("memory", rl.memory)) if v is not None}
+        if values:
+            res[kind] = values
+    spec: dict[str, Any] = {
+        "name": name,
+        "image": template.image,
+        "env": [{"name": k, "value": v} for k, v in template.env],
+        "resources": res,
+    }
+    if port is not None:
+        spec["ports"] = [{"containerPort": port, "protocol": "TCP"}]
+    if template.readiness_probe is not None:
+        spec["readinessProbe"] = probe_spec(template.readiness_probe)
+    if template.liveness_probe is not None:
+        spec["livenessProbe"] = probe_spec(template.liveness_probe)
+    return spec
+
+
+@dataclass
+class ReplicaSet:
+    """One revision of a Deployment."""
+
+    name: str
+    uid: str
+    deployment: str
+    template: PodTemplate
+    template_hash: str
+    revision: int
+    created_t: float
+    replicas: int = 0
+    pods: list[Pod] = field(default_factory=list)
+    series: dict[str, int] = field(default_factory=dict)
+
+    def active_pods(self) -> list[Pod]:
+        return [p for p in self.pods if not p.terminating]
+
+
+@dataclass
+class Condition:
+    """A Deployment condition (Available, Progressing)."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_update_t: float
+    last_transition_t: float
+
+
+@dataclass
+class Workload:
+    """A Deployment or a StatefulSet (same controller state, different pod naming)."""
+
+    kind: str
+    name: str
+    uid: str
+    namespace: str
+    service: str
+    container: str
+    port: int | None
+    replicas: int
+    template: PodTemplate
+    created_t: float
+    generation: int = 1
+    observed_generation: int = 1
+    revision: int = 1
+    max_surge: str = "25%"
+    max_unavailable: str = "25%"
+    progress_deadline_s: float = 600.0
+    revision_history_limit: int = 10
+    replicasets: list[ReplicaSet] = field(default_factory=list)
+    sts_pods: dict[int, Pod] = field(default_factory=dict)
+    conditions: dict[str, Condition] = field(default_factory=dict)
+    series: dict[str, int] = field(default_factory=dict)
+    status_replicas: int = 0
+    status_updated: int = 0
+    status_ready: int = 0
+    status_available: int = 0
+    status_unavailable: int = 0
+
+    def labels(self) -> dict[str, str]:
+        return {"app": self.service}
+
+    def current_rs(self) -> ReplicaSet | None:
+        for rs in self.replicasets:
+            if rs.template == self.template:
+                return rs
+        return None
+
+    def all_pods(self) -> list[Pod]:
+        if self.kind == "StatefulSet":
+            return list(self.sts_pods.values())
+        return [p for rs in self.replicasets for p in rs.pods]
+
+    def to_k8s(self) -> dict[str, Any]:
+        annotations = {"deployment.kubernetes.io/revision": str(self.revision)} if self.kind == "Deployment" else {}
+        spec: dict[str, Any] = {
+            "replicas": self.replicas,
+            "selector": {"matchLabels": self.labels()},
+            "template": {
+                "metadata": {"labels": self.labels()},
+                "spec": {"containers": [container_spec(self.container, self.template, self.port)]},
+            },
+        }
+        if self.kind == "Deployment":
+            spec["strategy"] = {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": self.max_surge, "maxUnavailable": self.max_unavailable},
+            }
+            spec["progressDeadlineSeconds"] = int(self.progress_deadline_s)
+            spec["revisionHistoryLimit"] = self.revision_history_limit
+        else:
+            spec["serviceName"] = self.name
+            spec["updateStrategy"] = {"type": "RollingUpdate"}
+        status: dict[str, Any] = {
+            "observedGeneration": self.observed_generation,
+            "replicas": self.status_replicas,
+            "updatedReplicas": self.status_updated,
+            "readyReplicas": self.status_ready,
+            "availableReplicas": self.status_available,
+        }
+        if self.kind == "Deployment":
+            status["unavailableReplicas"] = self.status_unavailable
+            status["conditions"] = [
+                {
+                    "type": c.type,
+                    "status": c.status,
+                    "reason": c.reason,
+                    "message": c.message,
+                    "lastUpdateTime": timestamp(c.last_update_t),
+                    "lastTransitionTime": timestamp(c.last_transition_t),
+                }
+                for c in self.conditions.values()
+            ]
+        return {
+            "apiVersion": "apps/v1",
+            "kind": self.kind,
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "uid": self.uid,
+                "generation": self.generation,
+                "labels": self.labels(),
+                "annotations": annotations,
+                "creationTimestamp": timestamp(self.created_t),
+            },
+            "spec": spec,
+            "status": status,
+        }
+
+
+@dataclass
+class Event:
+    """A Kubernetes event, deduplicated as the event recorder does (count, first/last time)."""
+
+    uid: str
+    type: str
+    reason: str
+    kind: str
+    name: str
+    message: str
+    source: str
+    first_t: float
+    last_t: float
+    count: int = 1
+
+    def to_k8s(self, namespace: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{self.name}.{self.uid[:16]}", "namespace": namespace, "uid": self.uid},
+            "involvedObject": {"kind": self.kind, "name": self.name, "namespace": namespace},
+            "type": self.type,
+            "reason": self.reason,
+            "message": self.message,
+            "source": {"component": self.source},
+            "count": self.count,
+            "firstTimestamp": timestamp(self.first_t),
+            "lastTimestamp": timestamp(self.last_t),
+        }

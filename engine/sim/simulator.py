@@ -1,0 +1,1068 @@
+"""The embedded cluster: :class:`Simulator`, the default :class:`~engine.substrate.Substrate`.
+
+A simulation is deterministic for (app, seed, and the sequence of mutations at given run
+times): randomness comes from one ``numpy`` seed sequence split into independent streams
+for traffic, cluster names and jitter, and logs, so adding a log line never changes
+traffic.
+
+Time: run time ``t`` is in seconds and advances in ticks of ``dt`` (1 s). Before run time
+0 the app is brought up and warmed: the workloads are created at ``-warmup_s`` and the
+load generator starts :data:`WARM_TRAFFIC_S` seconds before 0, so at ``t = 0`` every pod
+is ready and every rate window already holds data, as in a cluster that was deployed
+earlier. Prometheus scrapes every ``scrape_interval_s`` (15 s, its default).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.appmodel import AppModel, Service, load_app, source_root
+from engine.quantity import parse_quantity
+from engine.sim.calltree import compile_forest, pod_cpu_cores
+from engine.sim.cluster import Cluster, Workset
+from engine.sim.effects import EdgeEffect, Effect, EnvEquals, SourceContains
+from engine.sim.k8s import Pod, PodTemplate, timestamp
+from engine.sim.logs import ContainerLog, LogFormatter
+from engine.sim.series import SeriesRegistry, SeriesStore, exposition
+from engine.sim.source import SourceRepo, build_seconds
+from engine.sim.traffic import BUCKETS, PodTable, TrafficModel, route_quantile
+from engine.substrate import OBJECT_KINDS, ChangeRecord, EdgeStats, Sample, Substrate, SubstrateError
+
+WARM_TRAFFIC_S = 360.0
+"""Seconds of traffic before run time 0, so 5-minute rate windows are full at t = 0."""
+ACCESS_LOG_EVERY_S = 30.0
+"""One sampled access-log line per serving pod this often, seconds."""
+ERROR_LOG_CAP = 3
+"""At most this many error lines per pod and operation per tick (log sampling)."""
+
+
+@dataclass(frozen=True)
+class ServiceHealth:
+    """Health of one service over a window.
+
+    Attributes:
+        service: name.
+        ready: ready pods.
+        desired: spec replicas.
+        rps: requests per second served (0 for stores and non-app workloads).
+        error_share: share of served requests answered 5xx.
+        p95_ms: 95th percentile latency from the histogram (linear interpolation within a
+            bucket, as ``histogram_quantile``), or None without requests.
+        restarts: container restarts summed over current pods.
+        status: worst pod status (``Running``, ``CrashLoopBackOff``, ...).
+    """
+
+    service: str
+    ready: int
+    desired: int
+    rps: float
+    error_share: float
+    p95_ms: float | None
+    restarts: int
+    status: str
+
+
+@dataclass(frozen=True)
+class RouteHealth:
+    """User-facing health of one entry route over a window (rates per second, ms)."""
+
+    route: str
+    rps: float
+    error_share: float
+    p50_ms: float
+    p95_ms: float
+
+
+def _address(value: str, env: dict[str, str], var: str) -> tuple[str, int | None]:
+    """Host and port named by an address-like env value.
+
+    Understands ``host:port``, ``http://host:port/path``, FQDNs
+    (``host.ns.svc.cluster.local``), connection strings (``Host=postgresql;...``) and
+    ``*_HOST`` vars with a sibling ``*_PORT``.
+    """
+    text = value.strip()
+    m = re.search(r"(?i)\bhost=([^;]+)", text)
+    if m:
+        host, port = m.group(1), None
+        pm = re.search(r"(?i)\bport=(\d+)", text)
+        return host.split(".")[0], int(pm.group(1)) if pm else None
+    text = re.sub(r"^[a-z]+://", "", text).split("/")[0]
+    host, _, port_s = text.partition(":")
+    port = int(port_s) if port_s.isdigit() else None
+    if port is None and var.endswith("_HOST"):
+        sibling = env.get(var[: -len("_HOST")] + "_PORT")
+        port = int(sibling) if sibling and sibling.isdigit() else None
+    return host.split(".")[0], port
+
+
+class Simulator(Substrate):
+    """A deterministic simulation of one app on a two-zone cluster (module docstring).
+
+    Args:
+        app: an :class:`AppModel` or the name of a shipped app.
+        seed: the run's seed.
+        dt: tick length, seconds.
+        scrape_interval_s: Prometheus scrape interval, seconds.
+        record_warmup: also keep the warm-up scrapes (before t = 0) in :attr:`store`.
+    """
+
+    def __init__(self, app: AppModel | str, seed: int = 0, dt: float = 1.0, scrape_interval_s: float = 15.0,
+                 record_warmup: bool = True) -> None:
+        self.app = load_app(app) if isinstance(app, str) else app
+        self.seed = seed
+        self.dt = dt
+        self.scrape_interval_s = scrape_interval_s
+        self.record_warmup = record_warmup
+        seq = np.random.SeedSequence(seed)
+        traffic_ss, cluster_ss, log_ss = seq.spawn(3)
+        self.log_rng = np.random.Generator(np.random.PCG64(log_ss))
+        self.registry = SeriesRegistry()
+        self.store = SeriesStore(self.registry)
+        self.forest = compile_forest(self.app)
+        self.repos: dict[str, SourceRepo] = {}
+        root = source_root(self.app.name)
+        for svc in self.app.services:
+            self.repos[svc.name] = SourceRepo.from_directory(svc.name, root / svc.name)
+        self.images: set[str] = {svc.image for svc in self.app.services}
+        self.effects: dict[str, Effect] = {}
+        self.edge_effects: dict[str, EdgeEffect] = {}
+        self._template_effects: dict[tuple[str, str], list[Effect]] = {}
+        self._effects_version = 0
+        self._worksets: dict[str, tuple[int, PodTemplate, Workset]] = {}
+        """Revision effects per (service, commit + env), cleared when effects change."""
+        self.changes: list[ChangeRecord] = []
+        self._pending: list[tuple[float, ChangeRecord, PodTemplate]] = []
+        self.container_logs: dict[str, ContainerLog] = {}
+        self.formatters = {
+            svc.name: LogFormatter(svc.name, svc.language, svc.port, svc.container) for svc in self.app.services
+        }
+        self.cluster = Cluster(
+            self.app, self.registry, np.random.Generator(np.random.PCG64(cluster_ss)), self.images,
+            self._workset, self._lifecycle_log,
+        )
+        self.traffic = TrafficModel(self.app, self.forest, self.registry,
+                                    np.random.Generator(np.random.PCG64(traffic_ss)), dt)
+        self._svc_ops: dict[str, list[int]] = {}
+        for i, (s, _) in enumerate(self.forest.ops):
+            self._svc_ops.setdefault(s, []).append(i)
+        self._table_version = -1
+        self._seen_start: dict[str, float] = {}
+        self._store_state: dict[str, dict[str, float]] = {
+            s.name: {"generation": 0, "since": 0.0, "served_at_loss": 0.0} for s in self.app.services if s.store
+        }
+        self._route_cache: dict[str, Any] = {}
+        self._cause_cache: dict[tuple[int, float], tuple[str, dict[str, Any]]] = {}
+        self._next_scrape = 0.0
+        self._next_access_log = 0.0
+        self._warm_start()
+
+    # ----------------------------------------------------------------- warm start
+
+    def _initial_template(self, svc: Service) -> PodTemplate:
+        return PodTemplate(
+            image=svc.image,
+            env=tuple(svc.env.items()),
+            resources=svc.resources,
+            readiness_probe=svc.readiness_probe,
+            liveness_probe=svc.liveness_probe,
+            commit=self.repos[svc.name].head.id,
+        )
+
+    def _warm_start(self) -> None:
+        bring_up = max(
+            (s.readiness_probe.initial_delay_s if s.readiness_probe else 0.0) + s.startup_s * 1.25 + 35.0
+            for s in self.app.services
+        )
+        start = -(math.ceil((bring_up + WARM_TRAFFIC_S) / 60.0) * 60.0)
+        self.t = start
+        self.cluster.t = start
+        for svc in self.app.services:
+            self.cluster.add_workload(svc, self._initial_template(svc))
+        for svc in self.app.services:
+            for pod in self.cluster.workloads[svc.name].all_pods():
+                _ = pod
+        # Controllers only, until the load generator starts.
+        traffic_from = -WARM_TRAFFIC_S
+        while self.t + self.dt <= traffic_from + 1e-9:
+            self.t += self.dt
+            self.cluster.step(self.t)
+            self.cluster.probe(self.t)
+            self.cluster.drain_removed()
+        self._next_scrape = math.ceil(self.t / self.scrape_interval_s) * self.scrape_interval_s
+        self.advance(0.0)
+
+    # ----------------------------------------------------------------- the loop
+
+    @property
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, until: float) -> None:
+        """Run ticks until run time ``until`` (seconds)."""
+        while self.t + self.dt <= until + 1e-9:
+            self._tick()
+
+    def _tick(self) -> None:
+        t = self.t + self.dt
+        self._complete_builds(t)
+        self.cluster.step(t)
+        for pod in self.cluster.drain_removed():
+            self._forget_pod(pod)
+        if self.cluster.version != self._table_version:
+            self._rebuild()
+        result = self.traffic.step(t)
+        tab = self.traffic.table
+        assert tab is not None
+        for p in result.oom.tolist():
+            victim = self.cluster.pods.get(tab.names[p])
+            if victim is not None:
+                self.cluster.oom_kill(victim)
+        self.cluster.probe(t)
+        self._request_logs(t, tab, result.slot_fail)
+        self.t = t
+        if t + 1e-9 >= self._next_scrape:
+            self._next_scrape += self.scrape_interval_s
+            self.traffic.flush()
+            if t >= 0 or self.record_warmup:
+                self.store.record(t)
+            if t >= self._next_access_log:
+                self._next_access_log = t + ACCESS_LOG_EVERY_S
+                self._access_logs(t, tab, self.traffic.flushed_calls_k)
+
+    # ----------------------------------------------------------------- effects
+
+    def _template_effect_list(self, service: str, template: PodTemplate) -> list[Effect]:
+        # Revision effects depend only on the source commit and the env.
+        key = (service, template.commit + "\0" + repr(template.env))
+        cached = self._template_effects.get(key)
+        if cached is not None:
+            return cached
+        out = []
+        files: dict[str, str] | None = None
+        for eff in self.effects.values():
+            if eff.service != service or not eff.per_revision:
+                continue
+            cond = eff.when
+            if isinstance(cond, SourceContains):
+                if files is None:
+                    files = self.repos[service].get(template.commit).files
+                if cond.text in files.get(cond.path, ""):
+                    out.append(eff)
+            elif isinstance(cond, EnvEquals):
+                env = template.env_dict()
+                if self._env_matches(service, env, cond):
+                    out.append(eff)
+        self._template_effects[key] = out
+        return out
+
+    def _env_matches(self, service: str, env: dict[str, str], cond: EnvEquals) -> bool:
+        current = env.get(cond.key)
+        if cond.value is None:
+            return current != self.app.service(service).env.get(cond.key)
+        return current == cond.value
+
+    def _global_active(self, eff: Effect) -> bool:
+        """Whether a runtime or cross-service conditional effect is active now."""
+        cond = eff.when
+        if cond is None:
+            return True
+        other = cond.service or eff.service
+        template = self.cluster.workloads[other].template
+        if isinstance(cond, SourceContains):
+            return cond.text in self.repos[other].get(template.commit).files.get(cond.path, "")
+        return self._env_matches(other, template.env_dict(), cond)
+
+    def pod_effects(self, pod: Pod) -> list[Effect]:
+        """Every effect active on ``pod`` now (revision, runtime and cross-service ones)."""
+        out = list(self._template_effect_list(pod.service, pod.template))
+        for eff in self.effects.values():
+            if eff.service != pod.service or eff.per_revision:
+                continue
+            if eff.pod is not None and eff.pod != pod.name:
+                continue
+            if eff.node is not None and eff.node != pod.node:
+                continue
+            if self._global_active(eff):
+                out.append(eff)
+        return out
+
+    def _workset(self, pod: Pod) -> Workset:
+        cached = self._worksets.get(pod.name)
+        if cached is not None and cached[0] == self._effects_version and cached[1] is pod.template:
+            return cached[2]
+        ws = Workset()
+        for eff in self.pod_effects(pod):
+            if eff.crash_on_start and ws.crash is None:
+                ws.crash = eff
+            ws.readiness_fails = ws.readiness_fails or eff.readiness_fails
+            ws.liveness_fails = ws.liveness_fails or eff.liveness_fails
+        self._worksets[pod.name] = (self._effects_version, pod.template, ws)
+        return ws
+
+    def inject(self, effect: Effect | EdgeEffect) -> None:
+        """Add a behaviour effect (a fault's mechanism). Takes effect from the next tick.
+
+        Raises:
+            SubstrateError: unknown service, or an id already in use.
+        """
+        services = set(self.app.service_names())
+        if effect.id in self.effects or effect.id in self.edge_effects:
+            raise SubstrateError(f"effect id {effect.id!r} already injected")
+        if isinstance(effect, EdgeEffect):
+            for name in (effect.caller, effect.callee):
+                if name not in services:
+                    raise SubstrateError(f"unknown service {name!r} in edge effect {effect.id}")
+            self.edge_effects[effect.id] = effect
+        else:
+            if effect.service not in services:
+                raise SubstrateError(f"unknown service {effect.service!r} in effect {effect.id}")
+            self.effects[effect.id] = effect
+            self._template_effects.clear()
+            self._effects_version += 1
+        self.cluster.version += 1
+
+    def revert(self, effect_id: str) -> None:
+        """Remove an injected effect.
+
+        Raises:
+            SubstrateError: no such effect.
+        """
+        if effect_id in self.edge_effects:
+            del self.edge_effects[effect_id]
+        elif effect_id in self.effects:
+            del self.effects[effect_id]
+            self._template_effects.clear()
+            self._effects_version += 1
+        else:
+            raise SubstrateError(f"no injected effect {effect_id!r}")
+        self.cluster.version += 1
+
+    def set_load_factor(self, factor: float) -> None:
+        """Scale the load generator's rate (1 = nominal; a burst is e.g. 2.5)."""
+        if factor <= 0:
+            raise SubstrateError("load factor must be > 0")
+        self.traffic.load_factor = factor
+        self.traffic.invalidate()
+
+    def set_node_ready(self, node: str, ready: bool) -> None:
+        """Take a node down (it stops reporting) or bring it back.
+
+        Raises:
+            SubstrateError: unknown node.
+        """
+        try:
+            self.cluster.set_node_ready(node, ready)
+        except KeyError as exc:
+            raise SubstrateError(str(exc)) from None
+
+    def zone_nodes(self, zone: str) -> list[str]:
+        return [n.name for n in self.cluster.nodes if n.zone == zone]
+
+    # ----------------------------------------------------------------- pod table
+
+    def _rebuild(self) -> None:
+        """Recompute the traffic model's pod table and edge matrices from the cluster."""
+        cluster, traffic, app = self.cluster, self.traffic, self.app
+        t = self.t
+        svc_index = traffic.svc_index
+        pods = sorted((p for p in cluster.pods.values() if p.node is not None),
+                      key=lambda p: (svc_index.get(p.service, 10**6), p.name))
+        ready_count: dict[str, int] = {}
+        for p in pods:
+            if p.ready and not p.terminating:
+                ready_count[p.service] = ready_count.get(p.service, 0) + 1
+        cols: dict[str, list[Any]] = {k: [] for k in (
+            "names", "slot", "svc", "weight", "serving_since", "up", "hung", "running", "cpu_cap", "cpu_extra",
+            "mem_limit", "mem_idle", "mem_extra", "leak_bps", "started", "http", "hist", "sum", "count", "cpu",
+            "mem")}
+        k_pod: list[int] = []
+        k_op: list[int] = []
+        k_err: list[float] = []
+        k_latfac: list[float] = []
+        k_latadd: list[float] = []
+        k_sid: list[list[int]] = []
+        k_http: list[bool] = []
+        k_starts: list[int] = []
+        k_owner: list[int] = []
+        sink = traffic._sink
+        nodes = {n.name: n for n in cluster.nodes}
+        traffic.ensure_capacity(cluster._next_slot + 1)
+        for p_idx, pod in enumerate(pods):
+            svc = app.service(pod.service)
+            effects = self.pod_effects(pod)
+            ops = self._svc_ops.get(pod.service, [])
+            http = bool(ops) and svc.role == "app" and svc.protocol in ("http", "grpc")
+            running = pod.running and not (pod.terminating and t - (pod.deletion_t or t) >= 0 and False)
+            started = pod.container.started_t if pod.container.started_t is not None else t
+            self._sync_container_series(pod, svc, ops, http, running, started)
+            cols["names"].append(pod.name)
+            cols["slot"].append(pod.slot)
+            cols["svc"].append(svc_index[pod.service])
+            n_ready = ready_count.get(pod.service, 0)
+            cols["weight"].append(1.0 / n_ready if pod.ready and not pod.terminating and n_ready else 0.0)
+            cols["serving_since"].append(pod.serving_since if pod.serving_since is not None else math.inf)
+            cols["up"].append(nodes[pod.node or ""].ready)
+            cols["hung"].append(any(e.liveness_fails for e in effects))
+            cols["running"].append(running)
+            cols["cpu_cap"].append(pod.template.resources.limits.cpu_cores() or 1.0)
+            cols["cpu_extra"].append(sum(e.cpu_cores for e in effects))
+            limit = pod.template.resources.limits.memory_bytes() or nodes[pod.node or ""].memory
+            cols["mem_limit"].append(limit)
+            cols["mem_idle"].append(parse_quantity(svc.memory_idle))
+            cols["mem_extra"].append(sum(e.memory_bytes for e in effects))
+            cols["leak_bps"].append(sum(e.memory_leak_bps for e in effects))
+            cols["started"].append(started)
+            cols["http"].append(http and running)
+            s = pod.series
+            if http and "hist:0" in s:
+                cols["hist"].append([s[f"hist:{b}"] for b in range(len(BUCKETS) + 1)])
+                cols["sum"].append(s["hist:sum"])
+                cols["count"].append(s["hist:count"])
+            else:
+                cols["hist"].append([sink] * (len(BUCKETS) + 1))
+                cols["sum"].append(sink)
+                cols["count"].append(sink)
+            cols["cpu"].append(s.get("cpu", sink))
+            cols["mem"].append(s.get("mem", sink))
+            if ops:
+                k_starts.append(len(k_pod))
+                k_owner.append(p_idx)
+            for op in ops:
+                name = self.forest.ops[op][1]
+                err, fac, add = 0.0, 1.0, 0.0
+                for e in effects:
+                    if e.operations and name not in e.operations:
+                        continue
+                    err = 1.0 - (1.0 - err) * (1.0 - e.error_rate)
+                    fac *= e.latency_factor
+                    add += e.latency_add_s
+                k_pod.append(p_idx)
+                k_op.append(op)
+                k_err.append(err)
+                k_latfac.append(fac)
+                k_latadd.append(add)
+                k_http.append(http and running)
+                k_sid.append([s[f"req:{op}:{c}"] for c in ("200", "500", "503")] if http and "hist:0" in s
+                             else [sink] * 3)
+        i64, f64 = np.int64, np.float64
+        hist = np.asarray(cols["hist"], dtype=i64).reshape(len(pods), len(BUCKETS) + 1)
+        table = PodTable(
+            names=cols["names"],
+            slot=np.asarray(cols["slot"], dtype=i64),
+            svc=np.asarray(cols["svc"], dtype=i64),
+            weight=np.asarray(cols["weight"], dtype=f64),
+            serving_since=np.asarray(cols["serving_since"], dtype=f64),
+            up=np.asarray(cols["up"], dtype=bool),
+            hung=np.asarray(cols["hung"], dtype=bool),
+            running=np.asarray(cols["running"], dtype=bool),
+            cpu_cap=np.asarray(cols["cpu_cap"], dtype=f64),
+            cpu_extra=np.asarray(cols["cpu_extra"], dtype=f64),
+            mem_limit=np.asarray(cols["mem_limit"], dtype=f64),
+            mem_idle=np.asarray(cols["mem_idle"], dtype=f64),
+            mem_extra=np.asarray(cols["mem_extra"], dtype=f64),
+            leak_bps=np.asarray(cols["leak_bps"], dtype=f64),
+            started=np.asarray(cols["started"], dtype=f64),
+            http=np.asarray(cols["http"], dtype=bool),
+            hist_sids=hist,
+            sum_sid=np.asarray(cols["sum"], dtype=i64),
+            count_sid=np.asarray(cols["count"], dtype=i64),
+            cpu_sid=np.asarray(cols["cpu"], dtype=i64),
+            mem_sid=np.asarray(cols["mem"], dtype=i64),
+            k_pod=np.asarray(k_pod, dtype=i64),
+            k_op=np.asarray(k_op, dtype=i64),
+            k_err=np.asarray(k_err, dtype=f64),
+            k_latfac=np.asarray(k_latfac, dtype=f64),
+            k_latadd=np.asarray(k_latadd, dtype=f64),
+            k_sid=np.asarray(k_sid, dtype=i64).reshape(len(k_pod), 3),
+            k_http=np.asarray(k_http, dtype=bool),
+            k_starts=np.asarray(k_starts, dtype=i64),
+            k_owner=np.asarray(k_owner, dtype=i64),
+        )
+        traffic.reset_table(table)
+        self._rebuild_edges()
+        self._table_version = cluster.version
+
+    def _rebuild_edges(self) -> None:
+        traffic, app, cluster = self.traffic, self.app, self.cluster
+        S = traffic.S
+        ok = np.ones((S + 1, S))
+        delay = np.zeros((S + 1, S))
+        drop = np.zeros((S + 1, S))
+        self._edge_addr: dict[tuple[str, str], tuple[str, str]] = {}
+        for svc in app.services:
+            ci = traffic.svc_index[svc.name]
+            pods = [p for p in cluster.pods.values() if p.service == svc.name and p.ready and not p.terminating]
+            templates = [p.template for p in pods] or [cluster.workloads[svc.name].template]
+            for dep in svc.dependencies:
+                callee = app.service(dep.service)
+                if dep.env is None:
+                    self._edge_addr[(svc.name, dep.service)] = (f"{dep.service}:{callee.service_port}", "ok")
+                    continue
+                good = 0
+                mode = "ok"
+                addr = ""
+                for tpl in templates:
+                    env = tpl.env_dict()
+                    value = env.get(dep.env)
+                    if value is None:
+                        mode, addr = "dns", f"{dep.env} unset"
+                        continue
+                    host, port = _address(value, env, dep.env)
+                    addr = f"{host}:{port}" if port else host
+                    if host != dep.service:
+                        mode = "dns"
+                    elif port is not None and callee.service_port is not None and port != callee.service_port:
+                        mode = "refused"
+                    else:
+                        good += 1
+                ok[ci, traffic.svc_index[dep.service]] = good / len(templates)
+                self._edge_addr[(svc.name, dep.service)] = (addr, mode if good < len(templates) else "ok")
+        for eff in self.edge_effects.values():
+            ci, ce = traffic.svc_index[eff.caller], traffic.svc_index[eff.callee]
+            delay[ci, ce] += eff.delay_s
+            drop[ci, ce] = 1.0 - (1.0 - drop[ci, ce]) * (1.0 - eff.drop)
+        traffic.edge_ok, traffic.edge_delay, traffic.edge_drop = ok, delay, drop
+
+    def _sync_container_series(self, pod: Pod, svc: Service, ops: list[int], http: bool, running: bool,
+                               started: float) -> None:
+        """Create a container's cAdvisor and HTTP series while it runs; reset them on restart.
+
+        A container that is not running has no metrics endpoint, so its series go stale.
+        """
+        s = pod.series
+        reg = self.registry
+        labels = {"namespace": self.app.namespace, "pod": pod.name, "container": pod.container.name,
+                  "node": pod.node or ""}
+        http_keys = [k for k in s if k.startswith(("req:", "hist:"))]
+        cad_keys = [k for k in ("cpu", "mem") if k in s]
+        if not running:
+            reg.kill(s[k] for k in http_keys + cad_keys)
+            return
+        fresh = self._seen_start.get(pod.name) != started
+        self._seen_start[pod.name] = started
+        base = {"job": "cadvisor", **labels}
+        if "cpu" not in s or fresh:
+            s["cpu"] = reg.add("container_cpu_usage_seconds_total", base, 0.0)
+            s["mem"] = reg.add("container_memory_working_set_bytes", base, parse_quantity(svc.memory_idle))
+        else:
+            reg.live[s["cpu"]] = True
+            reg.live[s["mem"]] = True
+        if not http:
+            return
+        target = {"job": svc.name, "namespace": self.app.namespace, "service": svc.name, "pod": pod.name}
+        if fresh or not http_keys:
+            for op in ops:
+                name = self.forest.ops[op][1]
+                method = svc.operation(name).method
+                for code in ("200", "500", "503"):
+                    s[f"req:{op}:{code}"] = reg.add("http_requests_total",
+                                                    {**target, "handler": name, "method": method, "code": code},
+                                                    0.0, integer=True)
+            for b, le in enumerate([*BUCKETS, math.inf]):
+                le_s = "+Inf" if math.isinf(le) else repr(le) if le < 1 else f"{le:.1f}"
+                s[f"hist:{b}"] = reg.add("http_request_duration_seconds_bucket", {**target, "le": le_s}, 0.0,
+                                         integer=True)
+            s["hist:sum"] = reg.add("http_request_duration_seconds_sum", target, 0.0)
+            s["hist:count"] = reg.add("http_request_duration_seconds_count", target, 0.0, integer=True)
+        else:
+            for k in http_keys:
+                reg.live[s[k]] = True
+
+    def _forget_pod(self, pod: Pod) -> None:
+        self.container_logs.pop(pod.name, None)
+        self._seen_start.pop(pod.name, None)
+        self.traffic.util[pod.slot] = 0.0
+        self.traffic.mem[pod.slot] = 0.0
+
+    # ----------------------------------------------------------------- logs
+
+    def _log(self, pod_name: str, lines: Iterable[tuple[float, Any]]) -> None:
+        buf = self.container_logs.setdefault(pod_name, ContainerLog())
+        for t, line in lines:
+            buf.current.append((t, line))
+
+    def _lifecycle_log(self, pod: Pod, kind: str, detail: dict[str, Any]) -> None:
+        fmt = self.formatters[pod.service]
+        t = self.cluster.t
+        if kind == "start":
+            buf = self.container_logs.setdefault(pod.name, ContainerLog())
+            if buf.current:
+                buf.rotate()
+            note = f"revision {pod.revision}, commit {pod.template.commit[:7]}"
+            self._log(pod.name, fmt.startup(t, float(detail["startup_s"]), note))
+            if self.app.service(pod.service).store and not self.app.service(pod.service).store.persistent:  # type: ignore[union-attr]
+                self._store_restarted(pod)
+        elif kind == "crash":
+            eff = detail.get("effect")
+            hint = eff.log if isinstance(eff, Effect) else None
+            if hint is not None:
+                self._log(pod.name, fmt.crash(t, hint.message, hint.exception, hint.file, hint.function, hint.line))
+            else:
+                self._log(pod.name, fmt.crash(t, "process exited", "", "", "", 0))
+        elif kind == "oom":
+            pass  # SIGKILL from the kernel: the process writes nothing.
+        elif kind in ("stop", "killed"):
+            self._log(pod.name, fmt.shutdown(t))
+
+    def _store_restarted(self, pod: Pod) -> None:
+        state = self._store_state[pod.service]
+        served = float(self.traffic.svc_served[self.traffic.svc_index[pod.service]])
+        lost = int(served - state["served_at_loss"])
+        if lost > 0:
+            state["generation"] += 1
+            state["since"] = self.cluster.t
+            state["served_at_loss"] = served
+            fmt = self.formatters[pod.service]
+            self._log(pod.name, [(self.cluster.t + 0.03, fmt.line(self.cluster.t + 0.03, "warn",
+                                  f"No persistence configured: starting with an empty dataset "
+                                  f"(the previous instance had served {lost} requests)"))])
+
+    def store_state(self, service: str) -> dict[str, float]:
+        """A store's data generation (incremented by each data loss), when it began, and the
+        requests it has served since (a proxy for the data written since).
+
+        Raises:
+            SubstrateError: not a store.
+        """
+        if service not in self._store_state:
+            raise SubstrateError(f"{service!r} is not a store")
+        self.traffic.flush()
+        state = self._store_state[service]
+        served = float(self.traffic.svc_served[self.traffic.svc_index[service]])
+        return {"generation": state["generation"], "since": state["since"],
+                "served_since": served - state["served_at_loss"]}
+
+    def _request_logs(self, t: float, tab: PodTable, fail: np.ndarray[Any, Any]) -> None:
+        idx = np.flatnonzero(fail > 0.02)
+        if idx.size == 0:
+            return
+        counts = self.log_rng.poisson(np.minimum(fail[idx], ERROR_LOG_CAP))
+        for k, n in zip(idx.tolist(), counts.tolist(), strict=True):
+            if n <= 0:
+                continue
+            pod_name = tab.names[int(tab.k_pod[k])]
+            op = int(tab.k_op[k])
+            service, op_name = self.forest.ops[op]
+            key = (k, self.traffic._flow_t)
+            cached = self._cause_cache.get(key)
+            if cached is None:
+                cached = self._failure_cause(tab, k, service, op)
+                self._cause_cache = {key: cached} if len(self._cause_cache) > 512 else self._cause_cache
+                self._cause_cache[key] = cached
+            cause, detail = cached
+            offsets = np.sort(self.log_rng.random(min(n, ERROR_LOG_CAP)))
+            # Formatting is deferred to read time: most lines are never read.
+            self._log(pod_name, [(t - 1.0 + float(o), ("err", op_name, cause, detail)) for o in offsets])
+
+    def _failure_cause(self, tab: PodTable, k: int, service: str, op: int) -> tuple[str, dict[str, Any]]:
+        """Why requests to slot ``k`` fail: own defect, load shedding, or a named downstream call."""
+        pod = self.cluster.pods.get(tab.names[int(tab.k_pod[k])])
+        util = float(self.traffic.util[int(tab.slot[int(tab.k_pod[k])])])
+        if util > 1.0:
+            return "shed", {}
+        if tab.k_err[k] > 0.01 and pod is not None:
+            op_name = self.forest.ops[op][1]
+            for eff in self.pod_effects(pod):
+                if eff.error_rate > 0 and (not eff.operations or op_name in eff.operations):
+                    h = eff.log
+                    return "own", {"message": h.message, "exception": h.exception, "file": h.file,
+                                   "function": h.function, "line": h.line}
+        svc = self.app.service(service)
+        op_model = svc.operation(self.forest.ops[op][1])
+        worst: tuple[float, str, str, str] | None = None
+        ti = self.traffic
+        for call in op_model.calls:
+            if call.optional or call.is_async:
+                continue
+            ci, ce = ti.svc_index[service], ti.svc_index[call.service]
+            addr, mode = self._edge_addr.get((service, call.service), (call.service, "ok"))
+            ok = ti.edge_ok[ci, ce]
+            ready = self.cluster.workloads[call.service].status_ready
+            if ok < 1.0:
+                score, why = 1.0 - ok, mode
+            elif ready == 0:
+                score, why = 1.0, "refused"
+            elif ti.edge_drop[ci, ce] > 0 or ti.edge_delay[ci, ce] > 1.0:
+                score, why = 0.5 + ti.edge_drop[ci, ce], "timeout"
+            else:
+                callee_fail = self._service_fail_share(call.service)
+                score, why = callee_fail, "error"
+                if callee_fail > 0 and self._service_timeouts(call.service):
+                    why = "timeout"
+            if worst is None or score > worst[0]:
+                worst = (score, call.service, call.operation, why if why != "ok" else "error")
+                worst_addr = addr
+        if worst is None:
+            return "own", {"message": "internal error"}
+        return "downstream", {"callee": worst[1], "callee_op": worst[2], "mode": worst[3], "addr": worst_addr}
+
+    def _service_fail_share(self, service: str) -> float:
+        tab = self.traffic.table
+        last = self.traffic.last
+        if tab is None or last is None:
+            return 0.0
+        sel = tab.svc[tab.k_pod] == self.traffic.svc_index[service]
+        calls = float(last.slot_calls[sel].sum())
+        ready = self.cluster.workloads[service].status_ready
+        if ready == 0:
+            return 1.0
+        return float(last.slot_fail[sel].sum()) / calls if calls > 0 else 0.0
+
+    def _service_timeouts(self, service: str) -> bool:
+        tab = self.traffic.table
+        if tab is None:
+            return False
+        sel = tab.svc == self.traffic.svc_index[service]
+        return bool((tab.hung[sel] | ~tab.up[sel]).any())
+
+    def _access_logs(self, t: float, tab: PodTable, calls: np.ndarray[Any, Any]) -> None:
+        """One sampled access-log line per serving pod per scrape interval."""
+        if tab.k_starts.size == 0:
+            return
+        n = tab.k_starts.size
+        totals = np.add.reduceat(calls, tab.k_starts)
+        draws = self.log_rng.random(n)
+        jitter = np.abs(self.log_rng.standard_normal((n, 3)))
+        cum = np.cumsum(calls)
+        before = np.concatenate(([0.0], cum))[tab.k_starts]
+        # Pick each pod's logged request in proportion to its operations' traffic.
+        picks = np.searchsorted(cum, before + draws * totals, side="right")
+        ends = np.concatenate((tab.k_starts[1:], [calls.shape[0]])) - 1
+        picks = np.minimum(picks, ends)
+        for i in np.flatnonzero(totals > 0).tolist():
+            k = int(picks[i])
+            name = tab.names[int(tab.k_owner[i])]
+            _, op_name = self.forest.ops[int(tab.k_op[k])]
+            median = float(self.traffic.op_lat_s[int(tab.k_op[k])] * 1000.0 * tab.k_latfac[k])
+            lat = median * float(np.exp(0.35 * jitter[i, 0]))
+            ts = t - float(jitter[i, 1] % 1.0) * self.scrape_interval_s
+            peer = f"10.8.0.{int(jitter[i, 2] * 1000) % 200 + 2}:{40000 + int(jitter[i, 2] * 20000) % 20000}"
+            self._log(name, [(ts, ("acc", op_name, 200, lat, peer))])
+
+    # ----------------------------------------------------------------- Substrate: state
+
+    def objects(self, kind: str) -> list[dict[str, Any]]:
+        cluster = self.cluster
+        if kind == "Node":
+            return [n.to_k8s() for n in cluster.nodes]
+        if kind == "Pod":
+            return [cluster.k8s_pod(p) for p in sorted(cluster.pods.values(), key=lambda p: p.name)]
+        if kind == "Deployment":
+            return [w.to_k8s() for w in cluster.workloads.values() if w.kind == "Deployment"]
+        if kind == "StatefulSet":
+            return [w.to_k8s() for w in cluster.workloads.values() if w.kind == "StatefulSet"]
+        if kind == "ReplicaSet":
+            return [cluster.rs_k8s(w, rs) for w in cluster.workloads.values() for rs in w.replicasets]
+        if kind == "Service":
+            return [self._service_k8s(s) for s in self.app.services if s.service_port is not None]
+        if kind == "Event":
+            return self.events()
+        raise SubstrateError(f"unknown kind {kind!r}; known: {', '.join(OBJECT_KINDS)}")
+
+    def _service_k8s(self, svc: Service) -> dict[str, Any]:
+        index = self.app.services.index(svc)
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": svc.name, "namespace": self.app.namespace, "labels": {"app": svc.name},
+                         "creationTimestamp": timestamp(self.cluster.workloads[svc.name].created_t)},
+            "spec": {
+                "type": "ClusterIP",
+                "clusterIP": f"10.96.{index // 200}.{index % 200 + 10}",
+                "selector": {"app": svc.name},
+                "ports": [{"name": svc.protocol, "port": svc.service_port, "targetPort": svc.port, "protocol": "TCP"}],
+            },
+        }
+
+    def events(self, since: float | None = None) -> list[dict[str, Any]]:
+        evs = self.cluster.events
+        if since is not None:
+            evs = [e for e in evs if e.last_t > since]
+        return [e.to_k8s(self.app.namespace) for e in sorted(evs, key=lambda e: (e.last_t, e.first_t))]
+
+    # ----------------------------------------------------------------- Substrate: observability
+
+    def scrape(self) -> list[Sample]:
+        self.traffic.flush()
+        ids, values = self.registry.exposed()
+        info = self.registry.info
+        return [Sample(info[i].name, dict(info[i].labels), v)
+                for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
+
+    def exposition(self) -> str:
+        """The current series in the Prometheus text format (what ``/metrics`` serves)."""
+        self.traffic.flush()
+        return exposition(self.registry)
+
+    def logs(self, pod: str, *, tail: int | None = None, previous: bool = False) -> list[str]:
+        if pod not in self.cluster.pods:
+            raise SubstrateError(f'pods "{pod}" not found')
+        buf = self.container_logs.get(pod, ContainerLog())
+        lines = buf.previous if previous else buf.current
+        if previous and not lines:
+            raise SubstrateError(f'previous terminated container "{self.cluster.pods[pod].container.name}" in pod '
+                                 f'"{pod}" not found')
+        fmt = self.formatters[self.cluster.pods[pod].service]
+        entries = sorted(lines, key=lambda x: x[0])
+        if tail:
+            entries = entries[-tail:]
+        out = []
+        for ts, entry in entries:
+            if isinstance(entry, str):
+                out.append(entry)
+            elif entry[0] == "err":
+                out.append(fmt.request_error(ts, entry[1], entry[2], entry[3]))
+            else:
+                out.append(fmt.access(ts, entry[1], entry[2], entry[3], entry[4]))
+        return out
+
+    def topology(self, window_s: float = 300.0) -> list[EdgeStats]:
+        ti = self.traffic
+        minutes = max(1, math.ceil(window_s / 60.0))
+        bins = list(ti.topo_bins)[-minutes:]
+        if not bins:
+            return []
+        calls = np.sum([b[1] for b in bins], axis=0)
+        errs = np.sum([b[2] for b in bins], axis=0)
+        lat = np.sum([b[3] for b in bins], axis=0)
+        span = min(window_s, max(self.t - bins[0][0] * 60.0, 1.0))
+        names = [*self.forest.services, self.app.load.generator]
+        out = []
+        for e, (caller, callee) in enumerate(ti.edge_keys):
+            c = float(calls[e])
+            out.append(EdgeStats(names[caller], names[callee], c / span, float(errs[e]) / c if c else 0.0,
+                                 1000.0 * float(lat[e]) / c if c else 0.0))
+        return out
+
+    # ----------------------------------------------------------------- Substrate: source & pipeline
+
+    def source_files(self, service: str) -> dict[str, str]:
+        wl = self._workload(service)
+        return dict(self.repos[service].get(wl.template.commit).files)
+
+    def deploy_history(self, service: str | None = None) -> list[ChangeRecord]:
+        return [c for c in self.changes if service is None or c.service == service]
+
+    def _workload(self, service: str) -> Any:
+        try:
+            return self.cluster.workloads[service]
+        except KeyError:
+            raise SubstrateError(f'deployments.apps "{service}" not found') from None
+
+    def _new_change(self, service: str, kind: str, summary: str, author: str) -> ChangeRecord:
+        rec = ChangeRecord(f"chg-{len(self.changes) + 1:04d}", service, kind, summary, author, self.t)
+        self.changes.append(rec)
+        return rec
+
+    def deploy_change(
+        self,
+        service: str,
+        *,
+        files: dict[str, str] | None = None,
+        env: dict[str, str | None] | None = None,
+        image: str | None = None,
+        summary: str,
+        author: str,
+    ) -> ChangeRecord:
+        wl = self._workload(service)
+        svc = self.app.service(service)
+        if not files and not env and image is None:
+            raise SubstrateError("nothing to change: give files, env or image")
+        template: PodTemplate = wl.template
+        kind = "image" if image else "config"
+        if env:
+            new_env = dict(template.env)
+            for key, value in env.items():
+                if value is None:
+                    new_env.pop(key, None)
+                else:
+                    new_env[key] = value
+            template = template.replace(env=tuple(new_env.items()))
+        if image:
+            template = template.replace(image=image)
+        if files:
+            repo = self.repos[service]
+            base = dict(repo.get(wl.template.commit).files)
+            for path, text in files.items():
+                if text == "":
+                    base.pop(path, None)
+                else:
+                    base[path] = text
+            commit = repo.commit(base, summary, author, self.t)
+            repo_name, _, tag = svc.image.rpartition(":")
+            new_image = f"{repo_name}:{tag.split('-')[0]}-{commit.short}"
+            template = template.replace(commit=commit.id, image=new_image)
+            rec = self._new_change(service, "code", summary, author)
+            rec.commit, rec.image = commit.id, new_image
+            seconds = build_seconds(svc.language)
+            rec.detail = f"build started: {svc.language} image {new_image} (~{int(seconds)} s)"
+            self._pending.append((self.t + seconds, rec, template.replace(change_cause=f"{rec.id}: {summary}")))
+            return rec
+        rec = self._new_change(service, kind, summary, author)
+        rec.image = template.image
+        self._apply_template(rec, template.replace(change_cause=f"{rec.id}: {summary}"))
+        return rec
+
+    def _apply_template(self, rec: ChangeRecord, template: PodTemplate) -> None:
+        wl = self.cluster.workloads[rec.service]
+        if template.image.startswith(self.app.service(rec.service).image.rpartition(":")[0]) and rec.kind == "code":
+            self.images.add(template.image)
+        self.cluster.set_template(rec.service, template)
+        self._effects_version += 1  # cross-service conditions may read this template
+        self.cluster.step(self.t)
+        rec.t_deployed = self.t
+        rec.revision = wl.revision
+        rec.status = "deployed"
+        self.cluster.version += 1
+
+    def _complete_builds(self, t: float) -> None:
+        if not self._pending:
+            return
+        due = [p for p in self._pending if p[0] <= t]
+        self._pending = [p for p in self._pending if p[0] > t]
+        for _, rec, template in due:
+            self.t_build = t
+            rec.detail += f"\nbuild succeeded; pushed {template.image}"
+            self._apply_template(rec, template)
+
+    def restart_pod(self, pod: str) -> None:
+        try:
+            self.cluster.delete_pod(pod, "deleted")
+        except KeyError:
+            raise SubstrateError(f'pods "{pod}" not found') from None
+
+    def scale(self, service: str, replicas: int) -> None:
+        if replicas < 0:
+            raise SubstrateError("replicas must be >= 0")
+        self._workload(service)
+        self.cluster.scale(service, replicas)
+        rec = self._new_change(service, "scale", f"scale to {replicas} replicas", "operator")
+        rec.status, rec.t_deployed = "deployed", self.t
+
+    def rollback(self, service: str, revision: int | None = None) -> ChangeRecord:
+        wl = self._workload(service)
+        if wl.kind != "Deployment":
+            raise SubstrateError(f"{service} is a {wl.kind}; rollback needs a Deployment")
+        current = wl.current_rs()
+        candidates = sorted((rs for rs in wl.replicasets if rs is not current), key=lambda r: r.revision)
+        if revision is None:
+            if not candidates:
+                raise SubstrateError(f'no rollout history found for deployment "{service}"')
+            target = candidates[-1]
+        else:
+            matches = [rs for rs in wl.replicasets if rs.revision == revision]
+            if not matches:
+                raise SubstrateError(f'unable to find specified revision {revision} in history')
+            target = matches[0]
+            if target is current:
+                raise SubstrateError(f"revision {revision} is already the current revision")
+        rec = self._new_change(service, "rollback", f"rollback to revision {target.revision}", "operator")
+        rec.commit, rec.image = target.template.commit, target.template.image
+        self._apply_template(rec, target.template)
+        return rec
+
+    # ----------------------------------------------------------------- summaries
+
+    def route_health(self, window_s: float = 60.0) -> list[RouteHealth]:
+        """User-facing health of each entry route over the last ``window_s`` seconds."""
+        window = list(self.traffic.route_window)[-int(window_s / self.dt):]
+        out = []
+        for r, route in enumerate(self.app.routes):
+            n = np.asarray([w.route_requests[r] for w in window])
+            total = float(n.sum())
+            if total <= 0:
+                out.append(RouteHealth(route.name, 0.0, 0.0, 0.0, 0.0))
+                continue
+            err = float(sum(w.route_requests[r] * w.route_error[r] for w in window)) / total
+            med = float(sum(w.route_requests[r] * w.route_median_s[r] for w in window)) / total
+            q = float(sum(w.route_requests[r] * w.route_timeout_share[r] for w in window)) / total
+            tq = float(sum(w.route_requests[r] * w.route_timeout_s[r] for w in window)) / total
+            sig = float(sum(w.route_requests[r] * w.route_sigma[r] for w in window)) / total
+            out.append(RouteHealth(route.name, total / (len(window) * self.dt), err,
+                                   1000.0 * route_quantile(0.5, med, q, tq, sig),
+                                   1000.0 * route_quantile(0.95, med, q, tq, sig)))
+        return out
+
+    def service_health(self, window_s: float = 60.0) -> list[ServiceHealth]:
+        """Per-service health from the recorded series over the last ``window_s`` seconds."""
+        scrapes = self.store.scrapes
+        end = scrapes[-1] if scrapes else None
+        start = None
+        for sc in reversed(scrapes):
+            if end is not None and end.t - sc.t >= window_s:
+                start = sc
+                break
+        out = []
+        info = self.registry.info
+        for svc in self.app.services:
+            wl = self.cluster.workloads[svc.name]
+            pods = [p for p in wl.all_pods() if not p.terminating]
+            statuses = [p.status_text() for p in pods] or ["-"]
+            worst = next((s for s in statuses if s != "Running"), statuses[0])
+            rps = err = 0.0
+            p95: float | None = None
+            if end is not None and start is not None and svc.operations and svc.role == "app":
+                span = end.t - start.t
+                req, bad, buckets = self._deltas(start, end, svc.name, info)
+                rps = req / span
+                err = bad / req if req > 0 else 0.0
+                p95 = _histogram_quantile(0.95, buckets)
+            out.append(ServiceHealth(svc.name, wl.status_ready, wl.replicas, rps, err,
+                                     None if p95 is None else 1000.0 * p95,
+                                     sum(p.container.restart_count for p in pods), worst))
+        return out
+
+    def _deltas(self, start: Any, end: Any, service: str, info: list[Any]) -> tuple[float, float, dict[float, float]]:
+        cache_key = (start.t, end.t)
+        if self._route_cache.get("key") != cache_key:
+            s_map = dict(zip(start.ids.tolist(), start.values.tolist(), strict=True))
+            per: dict[str, list[Any]] = {}
+            for sid, v in zip(end.ids.tolist(), end.values.tolist(), strict=True):
+                si = info[sid]
+                if si.name not in ("http_requests_total", "http_request_duration_seconds_bucket"):
+                    continue
+                svc = si.label("service") or ""
+                d = v - s_map.get(sid, 0.0) if v >= s_map.get(sid, 0.0) else v
+                acc = per.setdefault(svc, [0.0, 0.0, {}])
+                if si.name == "http_requests_total":
+                    acc[0] += d
+                    if (si.label("code") or "").startswith("5"):
+                        acc[1] += d
+                else:
+                    le = si.label("le") or "+Inf"
+                    bound = math.inf if le == "+Inf" else float(le)
+                    acc[2][bound] = acc[2].get(bound, 0.0) + d
+            self._route_cache = {"key": cache_key, "per": per}
+        acc = self._route_cache["per"].get(service, [0.0, 0.0, {}])
+        return acc[0], acc[1], acc[2]
+
+
+def _histogram_quantile(q: float, buckets: dict[float, float]) -> float | None:
+    """Prometheus' histogram_quantile over cumulative bucket counts (upper bound -> count)."""
+    if not buckets:
+        return None
+    bounds = sorted(buckets)
+    total = buckets[bounds[-1]]
+    if total <= 0:
+        return None
+    rank = q * total
+    prev_bound, prev_count = 0.0, 0.0
+    for b in bounds:
+        c = buckets[b]
+        if c >= rank:
+            if math.isinf(b):
+                return prev_bound
+            if c == prev_count:
+                return b
+            return prev_bound + (b - prev_bound) * (rank - prev_count) / (c - prev_count)
+        prev_bound, prev_count = b, c
+    return bounds[-2] if len(bounds) > 1 else None
+
+
+__all__ = ["RouteHealth", "ServiceHealth", "Simulator", "pod_cpu_cores"]

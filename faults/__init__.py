@@ -1,0 +1,1 @@
+"""Fault specs, the fault catalog, qualification and the schedule generator."""

@@ -1,0 +1,1 @@
+"""Scoring: sealed bundle -> per-fault stages -> Marathon-Score, leaderboard, figures."""

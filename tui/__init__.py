@@ -1,0 +1,1 @@
+"""The Textual terminal app: watch, play and replay screens."""
