@@ -43,7 +43,18 @@ class EnvEquals:
     service: str | None = None
 
 
-Condition = SourceContains | EnvEquals
+@dataclass(frozen=True)
+class FlagEquals:
+    """Active while feature flag ``flag`` in the flagd flag file ``path`` of ``service``
+    has ``defaultVariant`` equal to ``variant`` (Astronomy Shop's demo.flagd.json)."""
+
+    service: str
+    path: str
+    flag: str
+    variant: str
+
+
+Condition = SourceContains | EnvEquals | FlagEquals
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,13 @@ class Effect:
         liveness_fails: the process hangs: requests time out and liveness probes fail.
         pod: restrict to one pod (runtime effects only).
         node: restrict to pods on one node (runtime effects only).
+        started_before: restrict to containers started before this run time (runtime
+            effects only): state that lives in a process -- a runaway thread, a stale
+            cache, a tc rule -- and is cleared by restarting the container.
+        match: request attributes the effect applies to (e.g. ``{"currency": "JPY"}``);
+            empty means every request. A probe request carrying these attributes sees the
+            full ``error_rate`` and latency; live traffic sees them on ``share`` of requests.
+        share: the share of live requests that carry ``match`` (ignored without match).
         when: activation condition; None for a runtime effect.
         log: what the code logs when the effect bites.
     """
@@ -95,6 +113,9 @@ class Effect:
     liveness_fails: bool = False
     pod: str | None = None
     node: str | None = None
+    started_before: float | None = None
+    match: tuple[tuple[str, str], ...] = ()
+    share: float = 1.0
     when: Condition | None = None
     log: LogHint = field(default_factory=lambda: LogHint(message="internal error"))
 
@@ -103,13 +124,26 @@ class Effect:
             raise ValueError(f"effect {self.id}: error_rate must be in [0, 1], got {self.error_rate}")
         if self.latency_factor <= 0:
             raise ValueError(f"effect {self.id}: latency_factor must be > 0")
-        if self.when is not None and (self.pod is not None or self.node is not None):
-            raise ValueError(f"effect {self.id}: pod/node scoping is only for runtime effects (when=None)")
+        if self.when is not None and (self.pod is not None or self.node is not None or self.started_before is not None):
+            raise ValueError(f"effect {self.id}: pod/node/age scoping is only for runtime effects (when=None)")
+        if not 0.0 < self.share <= 1.0:
+            raise ValueError(f"effect {self.id}: share must be in (0, 1], got {self.share}")
+
+    @property
+    def live_share(self) -> float:
+        """Share of live requests the effect applies to."""
+        return self.share if self.match else 1.0
+
+    def matches(self, attributes: dict[str, str]) -> bool:
+        """True when a request with ``attributes`` is one the effect applies to."""
+        return all(attributes.get(k) == v for k, v in self.match)
 
     @property
     def per_revision(self) -> bool:
         """True when the condition is checked per pod template of the effect's own service."""
-        return self.when is not None and (self.when.service is None or self.when.service == self.service)
+        if self.when is None or isinstance(self.when, FlagEquals):
+            return False
+        return self.when.service is None or self.when.service == self.service
 
 
 @dataclass(frozen=True)
@@ -126,3 +160,6 @@ class EdgeEffect:
     callee: str
     delay_s: float = 0.0
     drop: float = 0.0
+    started_before: float | None = None
+    """Only callee containers started before this run time are affected (the rule lives
+    in their network namespace; a restarted pod comes up clean). None: all of them."""

@@ -14,30 +14,33 @@ earlier. Prometheus scrapes every ``scrape_interval_s`` (15 s, its default).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from engine.appmodel import AppModel, Service, load_app, source_root
+from engine.appmodel import AppModel, Probe, Resources, Service, load_app, source_root
 from engine.quantity import parse_quantity
 from engine.sim.calltree import compile_forest, pod_cpu_cores
 from engine.sim.cluster import Cluster, Workset
-from engine.sim.effects import EdgeEffect, Effect, EnvEquals, SourceContains
+from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
 from engine.sim.k8s import Pod, PodTemplate, timestamp
 from engine.sim.logs import ContainerLog, LogFormatter
 from engine.sim.series import SeriesRegistry, SeriesStore, exposition
 from engine.sim.source import SourceRepo, build_seconds
-from engine.sim.traffic import BUCKETS, PodTable, TrafficModel, route_quantile
+from engine.sim.traffic import BUCKETS, PodTable, ProbeOutcome, RequestClass, TrafficModel, route_quantile
 from engine.substrate import OBJECT_KINDS, ChangeRecord, EdgeStats, Sample, Substrate, SubstrateError
 
 WARM_TRAFFIC_S = 360.0
 """Seconds of traffic before run time 0, so 5-minute rate windows are full at t = 0."""
 ACCESS_LOG_EVERY_S = 30.0
 """One sampled access-log line per serving pod this often, seconds."""
+CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".conf", ".toml", ".properties", ".env", ".ini")
+"""Files that roll out as configuration (a ConfigMap), without a CI build."""
 ERROR_LOG_CAP = 3
 """At most this many error lines per pod and operation per tick (log sampling)."""
 
@@ -134,7 +137,8 @@ class Simulator(Substrate):
         self.edge_effects: dict[str, EdgeEffect] = {}
         self._template_effects: dict[tuple[str, str], list[Effect]] = {}
         self._effects_version = 0
-        self._worksets: dict[str, tuple[int, PodTemplate, Workset]] = {}
+        self._flag_cache: dict[tuple[str, str, str], dict[str, str]] = {}
+        self._worksets: dict[str, tuple[tuple[int, float | None], PodTemplate, Workset]] = {}
         """Revision effects per (service, commit + env), cleared when effects change."""
         self.changes: list[ChangeRecord] = []
         self._pending: list[tuple[float, ChangeRecord, PodTemplate]] = []
@@ -152,6 +156,7 @@ class Simulator(Substrate):
         for i, (s, _) in enumerate(self.forest.ops):
             self._svc_ops.setdefault(s, []).append(i)
         self._table_version = -1
+        self._slot_matched: list[list[Effect]] = []
         self._seen_start: dict[str, float] = {}
         self._store_state: dict[str, dict[str, float]] = {
             s.name: {"generation": 0, "since": 0.0, "served_at_loss": 0.0} for s in self.app.services if s.store
@@ -274,9 +279,25 @@ class Simulator(Substrate):
             return True
         other = cond.service or eff.service
         template = self.cluster.workloads[other].template
+        if isinstance(cond, FlagEquals):
+            return self.flag_variant(other, cond.path, cond.flag) == cond.variant
         if isinstance(cond, SourceContains):
             return cond.text in self.repos[other].get(template.commit).files.get(cond.path, "")
         return self._env_matches(other, template.env_dict(), cond)
+
+    def flag_variant(self, service: str, path: str, flag: str) -> str | None:
+        """The ``defaultVariant`` of a flagd flag in the deployed flag file, or None if absent."""
+        commit = self.cluster.workloads[service].template.commit
+        key = (service, commit, path)
+        flags = self._flag_cache.get(key)
+        if flags is None:
+            try:
+                doc = json.loads(self.repos[service].get(commit).files.get(path, "{}"))
+                flags = {name: str(spec.get("defaultVariant")) for name, spec in doc.get("flags", {}).items()}
+            except (ValueError, AttributeError):
+                flags = {}  # an unparsable flag file: flagd serves no flags
+            self._flag_cache[key] = flags
+        return flags.get(flag)
 
     def pod_effects(self, pod: Pod) -> list[Effect]:
         """Every effect active on ``pod`` now (revision, runtime and cross-service ones)."""
@@ -288,13 +309,17 @@ class Simulator(Substrate):
                 continue
             if eff.node is not None and eff.node != pod.node:
                 continue
+            if eff.started_before is not None and (pod.container.started_t is None
+                                                   or pod.container.started_t >= eff.started_before):
+                continue
             if self._global_active(eff):
                 out.append(eff)
         return out
 
     def _workset(self, pod: Pod) -> Workset:
         cached = self._worksets.get(pod.name)
-        if cached is not None and cached[0] == self._effects_version and cached[1] is pod.template:
+        if cached is not None and cached[0] == (self._effects_version, pod.container.started_t) \
+                and cached[1] is pod.template:
             return cached[2]
         ws = Workset()
         for eff in self.pod_effects(pod):
@@ -302,7 +327,7 @@ class Simulator(Substrate):
                 ws.crash = eff
             ws.readiness_fails = ws.readiness_fails or eff.readiness_fails
             ws.liveness_fails = ws.liveness_fails or eff.liveness_fails
-        self._worksets[pod.name] = (self._effects_version, pod.template, ws)
+        self._worksets[pod.name] = ((self._effects_version, pod.container.started_t), pod.template, ws)
         return ws
 
     def inject(self, effect: Effect | EdgeEffect) -> None:
@@ -390,6 +415,8 @@ class Simulator(Substrate):
         k_http: list[bool] = []
         k_starts: list[int] = []
         k_owner: list[int] = []
+        k_matched: list[list[Effect]] = []
+        k_base: list[tuple[float, float, float]] = []
         sink = traffic._sink
         nodes = {n.name: n for n in cluster.nodes}
         traffic.ensure_capacity(cluster._next_slot + 1)
@@ -436,12 +463,23 @@ class Simulator(Substrate):
             for op in ops:
                 name = self.forest.ops[op][1]
                 err, fac, add = 0.0, 1.0, 0.0
+                b_err, b_fac, b_add = 0.0, 1.0, 0.0
+                matched: list[Effect] = []
                 for e in effects:
                     if e.operations and name not in e.operations:
                         continue
-                    err = 1.0 - (1.0 - err) * (1.0 - e.error_rate)
-                    fac *= e.latency_factor
-                    add += e.latency_add_s
+                    share = e.live_share
+                    err = 1.0 - (1.0 - err) * (1.0 - e.error_rate * share)
+                    fac *= 1.0 + (e.latency_factor - 1.0) * share
+                    add += e.latency_add_s * share
+                    if e.match:
+                        matched.append(e)
+                    else:
+                        b_err = 1.0 - (1.0 - b_err) * (1.0 - e.error_rate)
+                        b_fac *= e.latency_factor
+                        b_add += e.latency_add_s
+                k_matched.append(matched)
+                k_base.append((b_err, b_fac, b_add))
                 k_pod.append(p_idx)
                 k_op.append(op)
                 k_err.append(err)
@@ -483,7 +521,16 @@ class Simulator(Substrate):
             k_http=np.asarray(k_http, dtype=bool),
             k_starts=np.asarray(k_starts, dtype=i64),
             k_owner=np.asarray(k_owner, dtype=i64),
+            k_err_base=np.asarray([b[0] for b in k_base], dtype=f64),
+            k_latfac_base=np.asarray([b[1] for b in k_base], dtype=f64),
+            k_latadd_base=np.asarray([b[2] for b in k_base], dtype=f64),
+            classes=[],
         )
+        self._slot_matched = k_matched
+        table.classes = [
+            self._request_class(table, dict(match), share)
+            for match, share in sorted({(e.match, e.share) for effs in k_matched for e in effs})
+        ]
         traffic.reset_table(table)
         self._rebuild_edges()
         self._table_version = cluster.version
@@ -525,8 +572,15 @@ class Simulator(Substrate):
                 self._edge_addr[(svc.name, dep.service)] = (addr, mode if good < len(templates) else "ok")
         for eff in self.edge_effects.values():
             ci, ce = traffic.svc_index[eff.caller], traffic.svc_index[eff.callee]
-            delay[ci, ce] += eff.delay_s
-            drop[ci, ce] = 1.0 - (1.0 - drop[ci, ce]) * (1.0 - eff.drop)
+            share = 1.0
+            if eff.started_before is not None:
+                endpoints = [p for p in cluster.pods.values()
+                             if p.service == eff.callee and p.ready and not p.terminating]
+                hit = [p for p in endpoints if p.container.started_t is not None
+                       and p.container.started_t < eff.started_before]
+                share = len(hit) / len(endpoints) if endpoints else 0.0
+            delay[ci, ce] += eff.delay_s * share
+            drop[ci, ce] = 1.0 - (1.0 - drop[ci, ce]) * (1.0 - eff.drop * share)
         traffic.edge_ok, traffic.edge_delay, traffic.edge_drop = ok, delay, drop
 
     def _sync_container_series(self, pod: Pod, svc: Service, ops: list[int], http: bool, running: bool,
@@ -867,15 +921,33 @@ class Simulator(Substrate):
         files: dict[str, str] | None = None,
         env: dict[str, str | None] | None = None,
         image: str | None = None,
+        resources: Resources | None = None,
+        readiness_probe: Probe | Literal["keep"] | None = "keep",
+        liveness_probe: Probe | Literal["keep"] | None = "keep",
+        build: bool | None = None,
         summary: str,
         author: str,
     ) -> ChangeRecord:
+        """See :meth:`Substrate.deploy_change`; the simulator also takes ``resources`` and
+        probes (``None`` removes one), and ``build``: whether changed files need a CI build
+        (default: yes when any changed file is source code, no for config files such as
+        flagd's flag file, which roll out as a ConfigMap change)."""
         wl = self._workload(service)
         svc = self.app.service(service)
-        if not files and not env and image is None:
-            raise SubstrateError("nothing to change: give files, env or image")
+        if not files and not env and image is None and resources is None and readiness_probe == "keep" \
+                and liveness_probe == "keep":
+            raise SubstrateError("nothing to change: give files, env, image, resources or a probe")
         template: PodTemplate = wl.template
         kind = "image" if image else "config"
+        if resources is not None:
+            template = template.replace(resources=resources)
+            kind = "resources"
+        if readiness_probe != "keep":
+            template = template.replace(readiness_probe=readiness_probe)
+            kind = "probe"
+        if liveness_probe != "keep":
+            template = template.replace(liveness_probe=liveness_probe)
+            kind = "probe"
         if env:
             new_env = dict(template.env)
             for key, value in env.items():
@@ -895,6 +967,14 @@ class Simulator(Substrate):
                 else:
                     base[path] = text
             commit = repo.commit(base, summary, author, self.t)
+            if build is None:
+                build = any(not path.endswith(CONFIG_SUFFIXES) for path in files)
+            if not build:
+                template = template.replace(commit=commit.id)
+                rec = self._new_change(service, "config", summary, author)
+                rec.commit, rec.image = commit.id, template.image
+                self._apply_template(rec, template.replace(change_cause=f"{rec.id}: {summary}"))
+                return rec
             repo_name, _, tag = svc.image.rpartition(":")
             new_image = f"{repo_name}:{tag.split('-')[0]}-{commit.short}"
             template = template.replace(commit=commit.id, image=new_image)
@@ -966,6 +1046,59 @@ class Simulator(Substrate):
         rec.commit, rec.image = target.template.commit, target.template.image
         self._apply_template(rec, target.template)
         return rec
+
+    # ----------------------------------------------------------------- probes (ground truth)
+
+    def probe_route(self, route: str, attributes: dict[str, str] | None = None) -> ProbeOutcome:
+        """A synthetic user request along an entry route, with optional request attributes.
+
+        Raises:
+            SubstrateError: unknown route.
+        """
+        names = [r.name for r in self.app.routes]
+        if route not in names:
+            raise SubstrateError(f"unknown route {route!r}; routes: {', '.join(names)}")
+        root = int(self.traffic.roots[names.index(route)])
+        return self._probe(root, attributes or {})
+
+    def probe_operation(self, service: str, operation: str, attributes: dict[str, str] | None = None) -> ProbeOutcome:
+        """A synthetic call to one operation, made as its busiest caller makes it.
+
+        Raises:
+            SubstrateError: the operation is unknown or no route reaches it.
+        """
+        op = self.traffic.op_index.get((service, operation))
+        if op is None:
+            raise SubstrateError(f"unknown operation {service} {operation!r}")
+        f = self.forest
+        nodes = np.flatnonzero(f.op == op)
+        if nodes.size == 0:
+            raise SubstrateError(f"no route reaches {service} {operation!r}")
+        busiest = nodes[np.argmax(self.traffic.route_share[f.route[nodes]] * f.weight[nodes])]
+        return self._probe(int(busiest), attributes or {})
+
+    def _probe(self, root: int, attributes: dict[str, str]) -> ProbeOutcome:
+        if self.cluster.version != self._table_version:
+            self._rebuild()
+        if self.traffic._probe_inputs is None or self.traffic._flow_t == -math.inf:
+            self.traffic._flow(self.t)
+        table = self.traffic.table
+        assert table is not None
+        cls = self._request_class(table, attributes, 1.0) if attributes else None
+        return self.traffic.probe(root, cls)
+
+    def _request_class(self, table: PodTable, attributes: dict[str, str], share: float) -> RequestClass:
+        """Per-slot own behaviour of requests with ``attributes``: matched effects in full."""
+        err = table.k_err_base.copy()
+        fac = table.k_latfac_base.copy()
+        add = table.k_latadd_base.copy()
+        for k, effs in enumerate(self._slot_matched):
+            for e in effs:
+                if e.matches(attributes):
+                    err[k] = 1.0 - (1.0 - err[k]) * (1.0 - e.error_rate)
+                    fac[k] *= e.latency_factor
+                    add[k] += e.latency_add_s
+        return RequestClass(share, err, fac, add)
 
     # ----------------------------------------------------------------- summaries
 

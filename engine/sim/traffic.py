@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -105,6 +106,11 @@ class PodTable:
     k_err: FloatArray
     k_latfac: FloatArray
     k_latadd: FloatArray
+    k_err_base: FloatArray
+    """Own error of requests no subset fault matches (live ``k_err`` mixes in the classes)."""
+    k_latfac_base: FloatArray
+    k_latadd_base: FloatArray
+    classes: list[RequestClass]
     k_sid: IntArray
     """Series ids per slot and code: shape (K, 3) for codes 200, 500, 503."""
     k_http: npt.NDArray[np.bool_]
@@ -142,6 +148,88 @@ class TickResult:
     slot_fail: FloatArray
     slot_calls: FloatArray
     oom: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+@dataclass
+class Fold:
+    """Per-node results of folding call trees (arrays over all forest nodes)."""
+
+    M: FloatArray
+    V: FloatArray
+    log_down: FloatArray
+    succ: FloatArray
+    q_node: FloatArray
+    t_node: FloatArray
+    l_call: FloatArray
+    s_call: FloatArray
+    q_call: FloatArray
+    t_call: FloatArray
+
+    @property
+    def log_down_exp(self) -> FloatArray:
+        return np.exp(self.log_down)
+
+
+@dataclass
+class OpInputs:
+    """Own error and latency of one request class, per slot and per operation."""
+
+    op_err: FloatArray
+    op_mean: FloatArray
+    op_var: FloatArray
+    err_k: FloatArray
+    own_mean_k: FloatArray
+    own_var_k: FloatArray
+
+
+@dataclass
+class PodContext:
+    """Per-pod load state shared by every request class of one flow computation."""
+
+    latmult: FloatArray
+    wk: FloatArray
+    shed_k: FloatArray
+    denom_op: FloatArray
+    reach_s: FloatArray
+
+
+@dataclass(frozen=True)
+class RequestClass:
+    """Requests carrying one attribute set that subset faults match, per slot.
+
+    Attributes:
+        share: share of live requests in the class.
+        err, latfac, latadd: per-slot own error, latency factor and added seconds for
+            requests of the class (the matched effects applied in full).
+    """
+
+    share: float
+    err: FloatArray
+    latfac: FloatArray
+    latadd: FloatArray
+
+
+@dataclass
+class ProbeInputs:
+    """Per-node reachability and edge delay of the last flow, for re-folding probes."""
+
+    reach_n: FloatArray
+    slow_n: FloatArray
+    e_delay: FloatArray
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """A synthetic request's success probability and latency distribution."""
+
+    success: float
+    median_s: float
+    sigma: float
+    timeout_share: float
+    timeout_s: float
+
+    def quantile_ms(self, q: float) -> float:
+        return 1000.0 * route_quantile(q, self.median_s, self.timeout_share, self.timeout_s, self.sigma)
 
 
 def route_quantile(q: float, median_s: float, timeout_share: float, timeout_s: float, sigma: float = 0.5) -> float:
@@ -236,6 +324,8 @@ class TrafficModel:
         """Requests served per service since the start, summed at each flush."""
         self._flow_t = -math.inf
         self._flow_until = math.inf
+        self._probe_inputs: ProbeInputs | None = None
+        self._pod_context: PodContext | None = None
         self._mem_now: FloatArray = np.zeros(0)
         self._mem_base: FloatArray = np.zeros(0)
         self.util = np.zeros(64)
@@ -270,73 +360,20 @@ class TrafficModel:
         """Force the flow to be recomputed at the next tick (pods or effects changed)."""
         self._flow_t = -math.inf
 
-    def _flow(self, t: float) -> None:
-        """Recompute per-request probabilities and latencies of every node, op and slot.
-
-        Depends on pod state, effects and utilisation, not on the tick's request counts,
-        so it runs when those change and otherwise every :data:`FLOW_EVERY_S` seconds.
-        """
-        self.flush()
+    def _fold(self, level_info: list[Any], op_err: FloatArray, op_mean: FloatArray, op_var: FloatArray,
+              reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> Fold:
+        """Fold call trees bottom-up over ``level_info`` (all nodes, or one route's or subtree's)."""
         f = self.forest
-        tab = self.table
-        assert tab is not None
-        S, n_ops = self.S, self.O
-        util = self.util[tab.slot]
-        u = np.minimum(util, 0.95)
-        latmult = np.minimum(1.0 + u * u / (1.0 - u), MAX_LATENCY_MULT)
-        shed = np.where(util > 1.0, 1.0 - 1.0 / np.maximum(util, 1.0), 0.0)
-        answering = (t >= tab.serving_since) & tab.up & ~tab.hung & tab.running
-        later = tab.serving_since[tab.serving_since > t]
-        self._flow_until = float(later.min()) if later.size else math.inf
-        blackhole = (~tab.up | tab.hung) & (tab.weight > 0)
-        w = tab.weight
-        reach_p = w * answering
-        reach_s = np.bincount(tab.svc, weights=reach_p, minlength=S)
-        slow_s = np.bincount(tab.svc, weights=w * blackhole, minlength=S)
-
-        # Slots: own error and own latency per (pod, op), then per op.
-        kp = tab.k_pod
-        wk = reach_p[kp]
-        err_k = 1.0 - (1.0 - tab.k_err) * (1.0 - BACKGROUND_ERROR)
-        lat_k = self.op_lat_s[tab.k_op] * tab.k_latfac * latmult[kp] + tab.k_latadd
-        shed_k = shed[kp]
-        denom_op = np.maximum(reach_s[self.op_svc], 1e-12)
-        op_err = np.bincount(tab.k_op, weights=wk * (1.0 - (1.0 - err_k) * (1.0 - shed_k)), minlength=n_ops) / denom_op
-        # Latencies travel as mean and variance (log-normal parts summed by moment matching,
-        # the Fenton-Wilkinson approximation), so deep call trees get the narrower relative
-        # spread that sums of independent latencies have.
-        sig_k = self.op_sigma[tab.k_op]
-        own_mean_k = lat_k * np.exp(0.5 * sig_k * sig_k)
-        own_var_k = (np.exp(sig_k * sig_k) - 1.0) * own_mean_k * own_mean_k
-        op_mean = np.bincount(tab.k_op, weights=wk * own_mean_k, minlength=n_ops) / denom_op
-        op_var = np.bincount(tab.k_op, weights=wk * own_var_k, minlength=n_ops) / denom_op
-        static_mean = self.op_lat_s * np.exp(0.5 * self.op_sigma ** 2)
-        unserved = op_mean <= 0
-        op_mean = np.where(unserved, static_mean, op_mean)
-        op_var = np.where(unserved, (np.exp(self.op_sigma ** 2) - 1.0) * static_mean ** 2, op_var)
-
-        # Nodes, bottom-up.
-        caller, svc = self.node_caller, f.svc
-        e_ok = self.edge_ok[caller, svc]
-        e_delay = self.edge_delay[caller, svc]
-        e_drop = self.edge_drop[caller, svc]
-        reach_n = e_ok * (1.0 - e_drop) * reach_s[svc]
-        slow_n = e_ok * (e_drop + (1.0 - e_drop) * slow_s[svc])
         N = f.size
         M = op_mean[f.op].copy()
         V = op_var[f.op].copy()
         own_ok = 1.0 - op_err[f.op]
-        log_down = np.zeros(N)
+        out = Fold(M=M, V=V, log_down=np.zeros(N), succ=np.zeros(N), q_node=np.zeros(N), t_node=np.zeros(N),
+                   l_call=np.zeros(N), s_call=np.zeros(N), q_call=np.zeros(N), t_call=np.zeros(N))
+        log_down = out.log_down
         log_q = np.zeros(N)
         tmax = np.zeros(N)
-        succ = np.zeros(N)
-        q_node = np.zeros(N)
-        t_node = np.zeros(N)
-        l_call = np.zeros(N)
-        s_call = np.zeros(N)
-        q_call = np.zeros(N)
-        t_call = np.zeros(N)
-        for level, children, parents, t_blk, t_req, blk, logt, deadline, cmask in self.level_info:
+        for level, children, parents, t_blk, t_req, blk, logt, deadline, cmask in level_info:
             mn, vn = M[level], V[level]
             qn = 1.0 - np.exp(log_q[level])
             tn = mn + tmax[level]
@@ -357,8 +394,8 @@ class TrafficModel:
             qc = sn + rn * (1.0 - (1.0 - qn) * (1.0 - p_over))
             tc = np.where(sn + rn * p_over_tot > 1e-9, deadline, np.minimum(tn + d, deadline))
             sc = rn * (1.0 - fs) * (1.0 - p_over_tot)
-            succ[level], q_node[level], t_node[level] = sc, qn, tn
-            l_call[level], q_call[level], t_call[level], s_call[level] = lc, qc, tc, sigc
+            out.succ[level], out.q_node[level], out.t_node[level] = sc, qn, tn
+            out.l_call[level], out.q_call[level], out.t_call[level], out.s_call[level] = lc, qc, tc, sigc
             if children.size:
                 qcc = qc[cmask]
                 M += np.bincount(parents, weights=t_blk * lc[cmask], minlength=N)
@@ -367,12 +404,179 @@ class TrafficModel:
                 log_down += np.bincount(parents, weights=t_req * np.log(np.maximum(sc[cmask], 1e-12)), minlength=N)
                 if (qcc > 1e-9).any():
                     np.maximum.at(tmax, parents, np.where(blk & (qcc > 1e-9), tc[cmask], 0.0))
+        return out
+
+    def _subset_levels(self, nodes: IntArray) -> list[Any]:
+        """``level_info`` restricted to a set of nodes (closed under children)."""
+        keep = np.zeros(self.forest.size, dtype=bool)
+        keep[nodes] = True
+        out = []
+        for level, children, parents, t_blk, t_req, blk, logt, deadline, cmask in self.level_info:
+            lm = keep[level]
+            if not lm.any():
+                continue
+            cm = keep[children]
+            sub_level = level[lm]
+            sub_cmask = cmask[lm]
+            out.append((sub_level, children[cm], parents[cm], t_blk[cm], t_req[cm], blk[cm], logt[lm],
+                        deadline[lm], sub_cmask))
+        return out
+
+    def subtree(self, node: int) -> IntArray:
+        """Node ``node`` and every node below it."""
+        parent = self.forest.parent
+        inside = np.zeros(self.forest.size, dtype=bool)
+        inside[node] = True
+        for level in self.levels_top_down:
+            has = parent[level] >= 0
+            idx = level[has]
+            inside[idx] |= inside[parent[idx]]
+        return np.flatnonzero(inside)
+
+    def probe(self, root: int, request_class: RequestClass | None) -> ProbeOutcome:
+        """Outcome of one synthetic request entering at call-tree node ``root``.
+
+        Args:
+            root: a route's root node (a user request) or any node (a direct call to that
+                operation, as a synthetic check would make it).
+            request_class: per-slot own behaviour for the probe's request attributes (the
+                simulator builds it from the attribute-matched effects), or None for a
+                request that no subset fault matches.
+
+        Returns:
+            The request's success probability and latency distribution, from the state of
+            the last flow recomputation.
+        """
+        pi = self._probe_inputs
+        tab = self.table
+        assert pi is not None and tab is not None
+        if request_class is None:
+            inputs = self._op_inputs(tab.k_err_base, tab.k_latfac_base, tab.k_latadd_base)
+        else:
+            inputs = self._op_inputs(request_class.err, request_class.latfac, request_class.latadd)
+        nodes = self.subtree(root)
+        fold = self._fold(self._subset_levels(nodes), inputs.op_err, inputs.op_mean, inputs.op_var, pi.reach_n,
+                          pi.slow_n, pi.e_delay)
+        ratio = 1.0 + fold.V[root] / max(float(fold.M[root]) ** 2, 1e-18)
+        median = float(fold.l_call[root]) / math.sqrt(ratio) / math.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
+        return ProbeOutcome(
+            success=float(np.clip(fold.succ[root], 0.0, 1.0)),
+            median_s=median,
+            sigma=float(fold.s_call[root]),
+            timeout_share=float(fold.q_call[root]),
+            timeout_s=float(fold.t_call[root]),
+        )
+
+    def _op_inputs(self, err: FloatArray, latfac: FloatArray, latadd: FloatArray) -> OpInputs:
+        """Per-slot own error/latency and their per-operation means for one request class."""
+        pc = self._pod_context
+        tab = self.table
+        assert tab is not None and pc is not None
+        n_ops = self.O
+        err_k = 1.0 - (1.0 - err) * (1.0 - BACKGROUND_ERROR)
+        lat_k = self.op_lat_s[tab.k_op] * latfac * pc.latmult[tab.k_pod] + latadd
+        sig_k = self.op_sigma[tab.k_op]
+        wk, denom_op, shed_k = pc.wk, pc.denom_op, pc.shed_k
+        op_err = np.bincount(tab.k_op, weights=wk * (1.0 - (1.0 - err_k) * (1.0 - shed_k)), minlength=n_ops) / denom_op
+        # Latencies travel as mean and variance (log-normal parts summed by moment matching,
+        # the Fenton-Wilkinson approximation), so deep call trees get the narrower relative
+        # spread that sums of independent latencies have.
+        own_mean_k = lat_k * np.exp(0.5 * sig_k * sig_k)
+        own_var_k = (np.exp(sig_k * sig_k) - 1.0) * own_mean_k * own_mean_k
+        op_mean = np.bincount(tab.k_op, weights=wk * own_mean_k, minlength=n_ops) / denom_op
+        op_var = np.bincount(tab.k_op, weights=wk * own_var_k, minlength=n_ops) / denom_op
+        static_mean = self.op_lat_s * np.exp(0.5 * self.op_sigma ** 2)
+        unserved = op_mean <= 0
+        op_mean = np.where(unserved, static_mean, op_mean)
+        op_var = np.where(unserved, (np.exp(self.op_sigma ** 2) - 1.0) * static_mean ** 2, op_var)
+        return OpInputs(op_err, op_mean, op_var, err_k, own_mean_k, own_var_k)
+
+    def _mix(self, parts: list[tuple[float, Fold]]) -> Fold:
+        """Mixture of folds of request classes, weighted by their share of requests."""
+        if len(parts) == 1:
+            return parts[0][1]
+        M = sum(w * fd.M for w, fd in parts)
+        second = sum(w * (fd.V + fd.M * fd.M) for w, fd in parts)
+        assert isinstance(M, np.ndarray) and isinstance(second, np.ndarray)
+
+        def lin(attr: str) -> FloatArray:
+            out = sum(w * getattr(fd, attr) for w, fd in parts)
+            assert isinstance(out, np.ndarray)
+            return out
+
+        down = lin("log_down_exp")
+        return Fold(M=M, V=np.maximum(second - M * M, 0.0), log_down=np.log(np.maximum(down, 1e-300)),
+                    succ=lin("succ"), q_node=lin("q_node"), t_node=lin("t_node"), l_call=lin("l_call"),
+                    s_call=lin("s_call"), q_call=lin("q_call"), t_call=lin("t_call"))
+
+    def _flow(self, t: float) -> None:
+        """Recompute per-request probabilities and latencies of every node, op and slot.
+
+        Depends on pod state, effects and utilisation, not on the tick's request counts,
+        so it runs when those change and otherwise every :data:`FLOW_EVERY_S` seconds.
+        Requests carrying attributes that a subset fault matches (``Effect.match``) form
+        their own class: the trees are folded once per class and mixed by share, so a bug
+        that breaks every JPY request fails JPY requests whole, not each call at random.
+        """
+        self.flush()
+        f = self.forest
+        tab = self.table
+        assert tab is not None
+        S = self.S
+        util = self.util[tab.slot]
+        u = np.minimum(util, 0.95)
+        latmult = np.minimum(1.0 + u * u / (1.0 - u), MAX_LATENCY_MULT)
+        shed = np.where(util > 1.0, 1.0 - 1.0 / np.maximum(util, 1.0), 0.0)
+        answering = (t >= tab.serving_since) & tab.up & ~tab.hung & tab.running
+        later = tab.serving_since[tab.serving_since > t]
+        self._flow_until = float(later.min()) if later.size else math.inf
+        blackhole = (~tab.up | tab.hung) & (tab.weight > 0)
+        w = tab.weight
+        reach_p = w * answering
+        reach_s = np.bincount(tab.svc, weights=reach_p, minlength=S).astype(np.float64)
+        slow_s = np.bincount(tab.svc, weights=w * blackhole, minlength=S)
+        kp = tab.k_pod
+        wk = reach_p[kp]
+        shed_k = shed[kp]
+        self._pod_context = PodContext(latmult=latmult, wk=wk, shed_k=shed_k,
+                                       denom_op=np.maximum(reach_s[self.op_svc], 1e-12), reach_s=reach_s)
+
+        # Nodes, bottom-up, once per request class.
+        caller, svc = self.node_caller, f.svc
+        e_ok = self.edge_ok[caller, svc]
+        e_delay = self.edge_delay[caller, svc]
+        e_drop = self.edge_drop[caller, svc]
+        reach_n = e_ok * (1.0 - e_drop) * reach_s[svc]
+        slow_n = e_ok * (e_drop + (1.0 - e_drop) * slow_s[svc])
+        self._probe_inputs = ProbeInputs(reach_n, slow_n, e_delay)
+        base = self._op_inputs(tab.k_err_base, tab.k_latfac_base, tab.k_latadd_base)
+        rest = 1.0 - sum(c.share for c in tab.classes)
+        parts: list[tuple[float, Fold]] = []
+        slot_parts: list[tuple[float, OpInputs]] = []
+        for weight, inputs in [(rest, base)] + [(c.share, self._op_inputs(c.err, c.latfac, c.latadd))
+                                                for c in tab.classes]:
+            fd = self._fold(self.level_info, inputs.op_err, inputs.op_mean, inputs.op_var, reach_n, slow_n, e_delay)
+            parts.append((weight, fd))
+            slot_parts.append((weight, inputs))
+        fold = self._mix(parts)
+        M, V, log_down = fold.M, fold.V, fold.log_down
+        succ, q_node, t_node = fold.succ, fold.q_node, fold.t_node
+        l_call, s_call, q_call, t_call = fold.l_call, fold.s_call, fold.q_call, fold.t_call
+        err_k = sum(wt * x.err_k for wt, x in slot_parts)
+        own_mean_k = sum(wt * x.own_mean_k for wt, x in slot_parts)
+        own_var_k = sum(wt * x.own_var_k for wt, x in slot_parts)
+        op_mean = sum(wt * x.op_mean for wt, x in slot_parts)
+        op_var = sum(wt * x.op_var for wt, x in slot_parts)
+        assert isinstance(err_k, np.ndarray) and isinstance(own_mean_k, np.ndarray)
+        assert isinstance(own_var_k, np.ndarray) and isinstance(op_mean, np.ndarray) and isinstance(op_var, np.ndarray)
+        n_ops = self.O
 
         # Nodes, top-down: the share of route requests that reach each node.
+        N = f.size
         reach_path = np.ones(N)
         for level in self.levels_top_down:
-            base = np.where(self.has_parent[level], reach_path[self.parent_safe[level]], 1.0)
-            reach_path[level] = base * reach_n[level]
+            above = np.where(self.has_parent[level], reach_path[self.parent_safe[level]], 1.0)
+            reach_path[level] = above * reach_n[level]
         self._served_per_req = f.weight * reach_path
         self._made_per_req = f.weight * np.where(self.has_parent, reach_path[self.parent_safe], 1.0)
         self._fail_n = 1.0 - succ
@@ -391,6 +595,7 @@ class TrafficModel:
 
         # Slots: outcome shares and latency distribution.
         self._share_k = wk / np.maximum(reach_s[self.op_svc[tab.k_op]], 1e-12)
+        sig_k = self.op_sigma[tab.k_op]
         p503 = shed_k
         p500 = (1.0 - shed_k) * (1.0 - (1.0 - err_k) * down_ok_op[tab.k_op])
         self._p_k = np.stack((1.0 - p503 - p500, p500, p503), axis=1)

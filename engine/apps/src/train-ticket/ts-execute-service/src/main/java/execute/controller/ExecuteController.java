@@ -8,6 +8,10 @@ import org.springframework.http.HttpEntity;
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.bind.annotation.*;
 
+import edu.fudan.common.util.Response;
+
+import java.util.regex.Pattern;
+
 import static org.springframework.http.ResponseEntity.ok;
 
 /**
@@ -18,6 +22,9 @@ import static org.springframework.http.ResponseEntity.ok;
 public class ExecuteController {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(ExecuteController.class);
+
+    /** Order ids are UUIDs; the gate scanners send them lower-case. */
+    private static final Pattern ORDER_ID = Pattern.compile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
 
     @Autowired
     private ExecuteService executeService;
@@ -31,6 +38,9 @@ public class ExecuteController {
     @GetMapping(path = "/execute/execute/{orderId}")
     public HttpEntity executeTicket(@PathVariable String orderId, @RequestHeader HttpHeaders headers) {
         LOGGER.info("[executeTicket] gate check for order {}", orderId);
+        if (!ORDER_ID.matcher(orderId).matches()) {
+            return ok(new Response<>(0, "Malformed order id", orderId));
+        }
         return ok(executeService.ticketExecute(orderId, headers));
     }
 
@@ -38,6 +48,9 @@ public class ExecuteController {
     @GetMapping(path = "/execute/collected/{orderId}")
     public HttpEntity collectTicket(@PathVariable String orderId, @RequestHeader HttpHeaders headers) {
         LOGGER.info("[collectTicket] counter collection of order {}", orderId);
+        if (!ORDER_ID.matcher(orderId).matches()) {
+            return ok(new Response<>(0, "Malformed order id", orderId));
+        }
         return ok(executeService.ticketCollect(orderId, headers));
     }
 }

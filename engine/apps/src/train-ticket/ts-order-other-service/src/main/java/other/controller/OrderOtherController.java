@@ -99,6 +99,12 @@ public class OrderOtherController {
     }
 
     @CrossOrigin(origins = "*")
+    @DeleteMapping(path = "/orderOther/{orderId}")
+    public HttpEntity deleteOrder(@PathVariable String orderId, @RequestHeader HttpHeaders headers) {
+        return ok(orderService.deleteOrder(UUID.fromString(orderId), headers));
+    }
+
+    @CrossOrigin(origins = "*")
     @GetMapping(path = "/orderOther")
     public HttpEntity findAllOrder(@RequestHeader HttpHeaders headers) {
         return ok(orderService.getAllOrders(headers));

@@ -217,6 +217,19 @@ public class OrderOtherServiceImpl implements OrderOtherService {
     }
 
     @Override
+    public Response deleteOrder(UUID orderId, HttpHeaders headers) {
+        Order order = orderOtherRepository.findById(orderId);
+        if (order == null) {
+            return new Response<>(0, "Order Not Exist.", null);
+        }
+        if (order.getStatus() == COLLECTED || order.getStatus() == USED) {
+            return new Response<>(0, "A collected or used ticket cannot be deleted", null);
+        }
+        orderOtherRepository.deleteById(orderId);
+        return new Response<>(1, "Delete Order Success", order);
+    }
+
+    @Override
     public Response getAllOrders(HttpHeaders headers) {
         List<Order> orders = orderOtherRepository.findAll();
         return orders.isEmpty() ? new Response<>(0, "No Content", null) : new Response<>(1, "Success", orders);

@@ -94,6 +94,14 @@ public class OrderController {
         return ok(orderService.updateOrder(order, headers));
     }
 
+    /** Used by ts-rebook-service when a rebooked ticket moves to a Z/T/K train. */
+    @CrossOrigin(origins = "*")
+    @DeleteMapping(path = "/order/{orderId}")
+    public HttpEntity deleteOrder(@PathVariable String orderId, @RequestHeader HttpHeaders headers) {
+        LOGGER.info("[deleteOrder] {}", orderId);
+        return ok(orderService.deleteOrder(orderId, headers));
+    }
+
     @CrossOrigin(origins = "*")
     @GetMapping(path = "/order")
     public HttpEntity findAllOrder(@RequestHeader HttpHeaders headers) {

@@ -21,50 +21,6 @@ public class OrderServiceImpl implements OrderService {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(OrderServiceImpl.class);
 
-    /** Order status codes, shared with every service that reads orders. */
-    public enum OrderStatus {
-        NOTPAID(0, "Not Paid"),
-        PAID(1, "Paid & Not Collected"),
-        COLLECTED(2, "Collected"),
-        CHANGE(3, "Cancel & Rebook"),
-        CANCEL(4, "Cancel"),
-        REFUNDS(5, "Refunded"),
-        USED(6, "Used");
-
-        private final int code;
-        private final String name;
-
-        OrderStatus(int code, String name) {
-            this.code = code;
-            this.name = name;
-        }
-
-        public int getCode() { return code; }
-        public String getName() { return name; }
-
-        static OrderStatus of(int code) {
-            for (OrderStatus s : values()) {
-                if (s.code == code) {
-                    return s;
-                }
-            }
-            return null;
-        }
-    }
-
-    /** Allowed status moves; anything else is refused by modifyOrder. */
-    private static final Map<OrderStatus, EnumSet<OrderStatus>> TRANSITIONS = new EnumMap<>(OrderStatus.class);
-
-    static {
-        TRANSITIONS.put(OrderStatus.NOTPAID, EnumSet.of(OrderStatus.PAID, OrderStatus.CANCEL));
-        TRANSITIONS.put(OrderStatus.PAID, EnumSet.of(OrderStatus.COLLECTED, OrderStatus.CHANGE, OrderStatus.CANCEL));
-        TRANSITIONS.put(OrderStatus.COLLECTED, EnumSet.of(OrderStatus.USED));
-        TRANSITIONS.put(OrderStatus.CHANGE, EnumSet.of(OrderStatus.COLLECTED, OrderStatus.CANCEL));
-        TRANSITIONS.put(OrderStatus.CANCEL, EnumSet.of(OrderStatus.REFUNDS));
-        TRANSITIONS.put(OrderStatus.REFUNDS, EnumSet.noneOf(OrderStatus.class));
-        TRANSITIONS.put(OrderStatus.USED, EnumSet.noneOf(OrderStatus.class));
-    }
-
     private static final long ONE_HOUR_MS = 3600 * 1000L;
 
     @Autowired
@@ -197,7 +153,7 @@ public class OrderServiceImpl implements OrderService {
         }
         OrderStatus current = OrderStatus.of(order.getStatus());
         OrderStatus next = OrderStatus.of(status);
-        if (next == null || current == null || !TRANSITIONS.get(current).contains(next)) {
+        if (next == null || current == null || !current.canMoveTo(next)) {
             LOGGER.warn("[modifyOrder] {} refused: {} -> {}", orderId, order.getStatus(), status);
             return new Response<>(0, "Order status change not allowed", null);
         }
@@ -254,6 +210,17 @@ public class OrderServiceImpl implements OrderService {
         }
         orderRepository.save(order);
         return new Response<>(1, "Admin Update Order Success", order);
+    }
+
+    @Override
+    public Response deleteOrder(String orderId, HttpHeaders headers) {
+        UUID id = UUID.fromString(orderId);
+        Order order = orderRepository.findById(id);
+        if (order == null) {
+            return new Response<>(0, "Order Not Exist.", null);
+        }
+        orderRepository.deleteById(id);
+        return new Response<>(1, "Delete Order Success", order);
     }
 
     @Override

@@ -21,7 +21,8 @@ public class SeatServiceImpl implements SeatService {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(SeatServiceImpl.class);
 
-    private static final int FIRST_CLASS = 2;
+    /** Classes counted against a train type's comfort seats: first class, soft seat, soft berth. */
+    private static final Set<Integer> COMFORT_CLASSES = new HashSet<>(Arrays.asList(2, 5, 7));
 
     /** Config key: share of seats reserved for passengers riding the whole route. */
     private static final String DIRECT_PROPORTION = "DirectTicketAllocationProportion";
@@ -64,7 +65,7 @@ public class SeatServiceImpl implements SeatService {
         TrainType trainType = fetch(src.trainType, HttpMethod.GET, null, headers,
                 new ParameterizedTypeReference<Response<TrainType>>() {
                 });
-        int total = seatRequest.getSeatType() == FIRST_CLASS ? trainType.getConfortClass() : trainType.getEconomyClass();
+        int total = COMFORT_CLASSES.contains(seatRequest.getSeatType()) ? trainType.getConfortClass() : trainType.getEconomyClass();
         List<String> stations = route.getStations();
         int start = stations.indexOf(seatRequest.getStartStation());
         int dest = stations.indexOf(seatRequest.getDestStation());
@@ -121,7 +122,7 @@ public class SeatServiceImpl implements SeatService {
         TrainType trainType = fetch(src.trainType, HttpMethod.GET, null, headers,
                 new ParameterizedTypeReference<Response<TrainType>>() {
                 });
-        int total = seatRequest.getSeatType() == FIRST_CLASS ? trainType.getConfortClass() : trainType.getEconomyClass();
+        int total = COMFORT_CLASSES.contains(seatRequest.getSeatType()) ? trainType.getConfortClass() : trainType.getEconomyClass();
         List<String> stations = route.getStations();
         int start = stations.indexOf(seatRequest.getStartStation());
         int dest = stations.indexOf(seatRequest.getDestStation());
