@@ -1,0 +1,377 @@
+"""Injecting, reverting and remedying catalog faults on the embedded cluster.
+
+:func:`inject` turns a :class:`~faults.spec.FaultSpec` into what a person or an outage
+would have done: a commit shipped through the build pipeline, an env or resource change
+rolled out, a flag turned on, a deployment scaled, a runaway process, a ``tc`` delay, a
+store pod restarted, a zone lost. It returns a :class:`FaultInstance` that remembers what
+it changed (change ids, the revision before, original values) so that:
+
+* :func:`revert` (the orchestrator, at the end of the fault's lifetime) undoes it only
+  where it is still in place -- if an operator already fixed it, nothing is shipped;
+* :func:`apply_remedy` (the oracle) performs the reference remedy as an operator would.
+
+Effects of code changes are conditioned on the defect's *marker line* being in the
+deployed source, so rolling back or shipping a patch that removes the line repairs the
+fault by construction; nothing else in the simulator knows which fault is which.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, LogHint, SourceContains
+from engine.sim.simulator import Simulator
+from engine.substrate import ChangeRecord, SubstrateError
+from faults.spec import EffectSpec, FaultSpec
+
+ORCHESTRATOR = "sre-marathon-orchestrator"
+
+
+@dataclass
+class FaultInstance:
+    """A fault as injected into one run.
+
+    Attributes:
+        spec: the catalog entry.
+        t_inject: run time of injection, seconds.
+        changes: change records the injection shipped (code, config, flag).
+        revision_before: the target Deployment's revision before injection.
+        original: values the injection replaced (env, replicas, image, resources, flag).
+        effect_ids: behaviour effects registered in the simulator.
+        t_revert: run time the orchestrator reverted it, or None while active.
+        revert_changes: change records of the revert.
+    """
+
+    spec: FaultSpec
+    t_inject: float
+    changes: list[ChangeRecord] = field(default_factory=list)
+    revision_before: int | None = None
+    original: dict[str, Any] = field(default_factory=dict)
+    effect_ids: list[str] = field(default_factory=list)
+    t_revert: float | None = None
+    revert_changes: list[ChangeRecord] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return self.t_revert is None
+
+    @property
+    def change_ids(self) -> list[str]:
+        return [c.id for c in self.changes]
+
+    def artifact_refs(self) -> list[str]:
+        """Every string an RCA may name as the artifact: change ids, commits, the spec's ref."""
+        refs = [self.spec.artifact.ref]
+        for c in self.changes:
+            refs.append(c.id)
+            if c.commit:
+                refs.extend([c.commit, c.commit[:7]])
+            if c.image:
+                refs.append(c.image)
+        return refs
+
+
+def _effect(spec: FaultSpec, es: EffectSpec, eid: str, **extra: Any) -> Effect:
+    log = es.log
+    file = spec.change.file if spec.change else ""
+    hint = LogHint(message=log.message, exception=log.exception, file=file, function=log.function,
+                   line=log.line) if log else LogHint(message=f"{spec.title}")
+    return Effect(
+        id=eid,
+        service=es.service or spec.target,
+        operations=es.operations,
+        error_rate=es.error_rate,
+        latency_add_s=es.latency_ms / 1000.0,
+        latency_factor=es.latency_factor,
+        cpu_cores=es.cpu_cores,
+        memory_leak_bps=es.memory_leak_mib_per_min * 2**20 / 60.0,
+        memory_bytes=es.memory_mib * 2**20,
+        crash_on_start=es.crash_on_start,
+        exit_code=es.exit_code,
+        readiness_fails=es.readiness_fails,
+        liveness_fails=es.liveness_fails,
+        match=tuple(sorted(es.match.items())),
+        share=es.share,
+        log=hint,
+        **extra,
+    )
+
+
+def _set_flag(sim: Simulator, service: str, path: str, flag: str, variant: str, summary: str,
+              author: str) -> ChangeRecord:
+    files = sim.source_files(service)
+    doc = json.loads(files[path])
+    if flag not in doc.get("flags", {}):
+        raise SubstrateError(f"flag {flag!r} is not defined in {service}:{path}")
+    doc["flags"][flag]["defaultVariant"] = variant
+    return sim.deploy_change(service, files={path: json.dumps(doc, indent=2) + "\n"}, summary=summary,
+                             author=author, build=False)
+
+
+def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
+    """Inject ``spec`` into ``sim`` now; returns what was done.
+
+    Raises:
+        SubstrateError: the change does not apply to the current source or state.
+    """
+    inst = FaultInstance(spec=spec, t_inject=sim.now)
+    target = spec.target
+    wl = sim.cluster.workloads[target]
+    inst.revision_before = wl.revision
+    m = spec.mechanism
+    eid = f"fault:{spec.id}:{int(sim.now)}"
+    if m == "code-change":
+        ch = spec.change
+        assert ch is not None and spec.effect is not None
+        files = sim.source_files(target)
+        text = files.get(ch.file)
+        if text is None or ch.find not in text:
+            raise SubstrateError(f"{spec.id}: {ch.file} no longer contains the text to replace")
+        rec = sim.deploy_change(target, files={ch.file: text.replace(ch.find, ch.replace, 1)}, summary=ch.summary,
+                                author=ch.author)
+        inst.changes.append(rec)
+        sim.inject(_effect(spec, spec.effect, eid, when=SourceContains(path=ch.file, text=ch.defect_marker())))
+        inst.effect_ids.append(eid)
+        return inst
+    cfg = spec.config
+    if m in ("config-patch", "feature-flag", "scale", "resource-limit", "image", "readiness-probe"):
+        assert cfg is not None
+        tpl = wl.template
+        if cfg.flag is not None:
+            fl = cfg.flag
+            inst.original["flag"] = sim.flag_variant(fl.service, fl.file, fl.name)
+            inst.changes.append(_set_flag(sim, fl.service, fl.file, fl.name, fl.variant, cfg.summary, cfg.author))
+            if spec.effect is not None:
+                sim.inject(_effect(spec, spec.effect, eid, when=FlagEquals(fl.service, fl.file, fl.name, fl.variant)))
+                inst.effect_ids.append(eid)
+            return inst
+        if cfg.replicas is not None:
+            inst.original["replicas"] = wl.replicas
+            sim.scale(target, cfg.replicas)
+            inst.changes.append(sim.deploy_history(target)[-1])
+            return inst
+        kwargs: dict[str, Any] = {}
+        if cfg.env:
+            env = tpl.env_dict()
+            inst.original["env"] = {k: env.get(k) for k in cfg.env}
+            kwargs["env"] = dict(cfg.env)
+        if cfg.image is not None:
+            inst.original["image"] = tpl.image
+            kwargs["image"] = cfg.image
+        if cfg.resources is not None:
+            inst.original["resources"] = tpl.resources
+            kwargs["resources"] = cfg.resources
+        if cfg.readiness_probe is not None:
+            inst.original["readiness_probe"] = tpl.readiness_probe
+            kwargs["readiness_probe"] = cfg.readiness_probe
+        inst.changes.append(sim.deploy_change(target, summary=cfg.summary, author=cfg.author, **kwargs))
+        if spec.effect is not None and cfg.env:
+            key, value = next(iter(cfg.env.items()))
+            sim.inject(_effect(spec, spec.effect, eid, when=EnvEquals(key=key, value=value)))
+            inst.effect_ids.append(eid)
+        return inst
+    rt = spec.runtime
+    assert rt is not None
+    if m == "cpu-pressure":
+        assert rt.cpu_cores is not None
+        es = spec.effect or EffectSpec()
+        sim.inject(_effect(spec, es.model_copy(update={"cpu_cores": rt.cpu_cores}), eid, started_before=sim.now + 1e-6))
+        inst.effect_ids.append(eid)
+    elif m == "network-delay":
+        assert rt.caller is not None and rt.delay_ms is not None
+        sim.inject(EdgeEffect(id=eid, caller=rt.caller, callee=target, delay_s=rt.delay_ms / 1000.0, drop=rt.drop,
+                              started_before=sim.now + 1e-6))
+        inst.effect_ids.append(eid)
+    elif m == "store-restart":
+        assert rt.store is not None
+        store_pods = sorted(p.name for p in sim.cluster.pods.values() if p.service == rt.store and not p.terminating)
+        for name in store_pods:
+            sim.restart_pod(name)
+        inst.original["store_pods"] = store_pods
+        if spec.effect is not None:
+            sim.inject(_effect(spec, spec.effect, eid, started_before=sim.now + 1e-6))
+            inst.effect_ids.append(eid)
+    elif m == "zone-outage":
+        assert rt.zone is not None
+        inst.original["nodes"] = sim.zone_nodes(rt.zone)
+        for node in inst.original["nodes"]:
+            sim.set_node_ready(node, False)
+        if spec.effect is not None:
+            sim.inject(_effect(spec, spec.effect, eid))
+            inst.effect_ids.append(eid)
+    return inst
+
+
+def _remove_effects(sim: Simulator, inst: FaultInstance) -> None:
+    for eid in inst.effect_ids:
+        with contextlib.suppress(SubstrateError):  # already gone
+            sim.revert(eid)
+    inst.effect_ids = []
+
+
+def defect_deployed(sim: Simulator, inst: FaultInstance) -> bool:
+    """Whether a code-change fault's defective line is in the deployed source."""
+    ch = inst.spec.change
+    if ch is None:
+        return False
+    return ch.defect_marker() in sim.source_files(inst.spec.target).get(ch.file, "")
+
+
+def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
+    """Undo what the injection still has in place (the orchestrator's end-of-life revert).
+
+    Code and config changes are reverted by shipping the inverse change, as a person would;
+    runtime and infrastructure faults end (effects removed, nodes back). Returns the
+    changes shipped. Behaviour effects tied to a defect stay registered until the inverse
+    change is deployed (see :func:`finish_revert`).
+    """
+    spec = inst.spec
+    target = spec.target
+    out: list[ChangeRecord] = []
+    summary = f'Revert "{inst.changes[0].summary}"' if inst.changes else f"end of {spec.id}"
+    m = spec.mechanism
+    if m == "code-change":
+        ch = spec.change
+        assert ch is not None
+        files = sim.source_files(target)
+        text = files.get(ch.file, "")
+        if ch.defect_marker() in text:
+            fixed = text.replace(ch.replace, ch.find, 1) if ch.replace in text else \
+                "\n".join(line for line in text.split("\n") if ch.defect_marker() not in line)
+            out.append(sim.deploy_change(target, files={ch.file: fixed}, summary=summary, author=ORCHESTRATOR))
+    elif spec.config is not None:
+        cfg = spec.config
+        wl = sim.cluster.workloads[target]
+        if cfg.flag is not None:
+            fl = cfg.flag
+            if sim.flag_variant(fl.service, fl.file, fl.name) == fl.variant:
+                out.append(_set_flag(sim, fl.service, fl.file, fl.name, str(inst.original.get("flag") or "off"),
+                                     summary, ORCHESTRATOR))
+        elif cfg.replicas is not None:
+            if wl.replicas == cfg.replicas:
+                sim.scale(target, int(inst.original["replicas"]))
+                out.append(sim.deploy_history(target)[-1])
+        else:
+            tpl = wl.template
+            kwargs: dict[str, Any] = {}
+            if cfg.env:
+                env = tpl.env_dict()
+                still = {k: v for k, v in cfg.env.items() if env.get(k) == v}
+                if still:
+                    kwargs["env"] = {k: inst.original["env"].get(k) for k in still}
+            if cfg.image is not None and tpl.image == cfg.image:
+                kwargs["image"] = inst.original["image"]
+            if cfg.resources is not None and tpl.resources == cfg.resources:
+                kwargs["resources"] = inst.original["resources"]
+            if cfg.readiness_probe is not None and tpl.readiness_probe == cfg.readiness_probe:
+                kwargs["readiness_probe"] = inst.original["readiness_probe"]
+            if kwargs:
+                out.append(sim.deploy_change(target, summary=summary, author=ORCHESTRATOR, **kwargs))
+    elif m == "zone-outage":
+        for node in inst.original.get("nodes", []):
+            sim.set_node_ready(node, True)
+    inst.t_revert = sim.now
+    inst.revert_changes = out
+    if not any(c.status == "building" for c in out):
+        _remove_effects(sim, inst)
+    return out
+
+
+def finish_revert(sim: Simulator, inst: FaultInstance) -> bool:
+    """Unregister a reverted fault's effects once its inverse change is deployed; True when done."""
+    if not inst.effect_ids:
+        return True
+    if any(c.status == "building" for c in inst.revert_changes):
+        return False
+    _remove_effects(sim, inst)
+    return True
+
+
+@dataclass(frozen=True)
+class RemedyStep:
+    """One operator action of a reference remedy, in the operator tools' vocabulary."""
+
+    tool: str
+    args: dict[str, Any]
+
+
+def remedy_steps(sim: Simulator, inst: FaultInstance) -> list[RemedyStep]:
+    """The reference remedy as operator tool calls (``rollback``, ``deploy_patch``, ``set_config``,
+    ``scale_deployment``, ``restart_pod``), computed from the current state."""
+    spec = inst.spec
+    r = spec.remedy
+    service = r.service or spec.target
+    if r.action == "rollback":
+        revision = inst.revision_before
+        if spec.config is not None and spec.config.flag is not None:
+            service = spec.config.flag.service
+            revision = None
+        args: dict[str, Any] = {"deployment": service}
+        if revision is not None:
+            args["revision"] = revision
+        return [RemedyStep("rollback", args)]
+    if r.action == "revert-patch":
+        ch = spec.change
+        assert ch is not None
+        text = sim.source_files(service).get(ch.file, "")
+        return [RemedyStep("deploy_patch", {"service": service, "diff": unified_diff(
+            ch.file, text, text.replace(ch.replace, ch.find, 1)), "summary": f"fix: undo {ch.summary}"})]
+    if r.action == "set-config":
+        assert r.key is not None
+        return [RemedyStep("set_config", {"service": service, "key": r.key, "value": r.value})]
+    if r.action == "set-flag":
+        assert spec.config is not None and spec.config.flag is not None
+        fl = spec.config.flag
+        return [RemedyStep("set_config", {"service": fl.service, "key": fl.name,
+                                          "value": r.value or str(inst.original.get("flag") or "off")})]
+    if r.action == "scale":
+        replicas = r.replicas if r.replicas is not None else int(inst.original.get("replicas", 2))
+        return [RemedyStep("scale_deployment", {"deployment": service, "replicas": replicas})]
+    pods = sorted(p.name for p in sim.cluster.pods.values()
+                  if p.service == service and not p.terminating and (r.zone is None or p.zone == r.zone))
+    return [RemedyStep("restart_pod", {"pod": name}) for name in pods]
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A unified diff of one file (``a/`` and ``b/`` prefixes, as git writes it)."""
+    import difflib
+
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                 fromfile=f"a/{path}", tofile=f"b/{path}")
+    return "".join(lines)
+
+
+def apply_remedy(sim: Simulator, inst: FaultInstance) -> list[RemedyStep]:
+    """Perform the reference remedy directly on the simulator (qualification's oracle trial).
+
+    The oracle operator of a run goes through the operator tools and the policy layer
+    instead; both use :func:`remedy_steps`.
+    """
+    steps = remedy_steps(sim, inst)
+    for step in steps:
+        a = step.args
+        if step.tool == "rollback":
+            sim.rollback(a["deployment"], a.get("revision"))
+        elif step.tool == "deploy_patch":
+            ch = inst.spec.change
+            assert ch is not None
+            service = inst.spec.remedy.service or inst.spec.target
+            text = sim.source_files(service)[ch.file]
+            sim.deploy_change(service, files={ch.file: text.replace(ch.replace, ch.find, 1)}, summary=a["summary"],
+                              author="oracle")
+        elif step.tool == "set_config":
+            svc = a["service"]
+            flag = inst.spec.config.flag if inst.spec.config is not None else None
+            if flag is not None and svc == flag.service:
+                fl = flag
+                _set_flag(sim, fl.service, fl.file, fl.name, a["value"], f"set {fl.name}={a['value']}", "oracle")
+            else:
+                sim.deploy_change(svc, env={a["key"]: a["value"]}, summary=f"set {a['key']}", author="oracle")
+        elif step.tool == "scale_deployment":
+            sim.scale(a["deployment"], a["replicas"])
+        elif step.tool == "restart_pod":
+            sim.restart_pod(a["pod"])
+    return steps

@@ -1,0 +1,82 @@
+"""Symptom probes: does the system give the correct answer to a fault's request?
+
+Three kinds (:class:`~faults.spec.ProbeSpec`):
+
+* **route** -- a user request along an entry route, with optional request attributes
+  (``currency: JPY``); correct when it succeeds with probability at least
+  ``1 - max_error`` (default 99 %) and its p95 latency is within the route's SLO;
+* **operation** -- a direct call to one service operation, as its busiest caller makes
+  it (a synthetic check for services no route strictly needs, such as ads);
+* **rollout** -- the Deployment is fully rolled out: every replica updated, available
+  and ready, nothing waiting, generation observed.
+
+Probes are ground truth: their results go to the bundle (``probe.result`` events) and to
+scoring, never to an operator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.sim.simulator import Simulator
+from faults.spec import ProbeSpec
+
+DEFAULT_OPERATION_P95_MS = 2000.0
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe sample.
+
+    Attributes:
+        ok: the answer is correct.
+        success: success probability of the probe request (1.0 for rollout probes that pass).
+        p95_ms: p95 latency of the probe request, ms (0 for rollout probes).
+        detail: a short human explanation.
+    """
+
+    ok: bool
+    success: float
+    p95_ms: float
+    detail: str
+
+
+def evaluate_probe(sim: Simulator, probe: ProbeSpec) -> ProbeResult:
+    """Evaluate a probe against the simulator's current state."""
+    if probe.rollout is not None:
+        return _rollout(sim, probe.rollout)
+    if probe.route is not None:
+        outcome = sim.probe_route(probe.route, probe.attributes)
+        slo = next(r.slo.latency_p95_ms for r in sim.app.routes if r.name == probe.route)
+        limit = probe.latency_p95_ms or slo
+        what = f"route {probe.route}"
+    else:
+        assert probe.operation is not None
+        outcome = sim.probe_operation(probe.operation[0], probe.operation[1], probe.attributes)
+        limit = probe.latency_p95_ms or DEFAULT_OPERATION_P95_MS
+        what = f"{probe.operation[0]} {probe.operation[1]}"
+    p95 = outcome.quantile_ms(0.95)
+    ok_err = 1.0 - outcome.success <= probe.max_error
+    ok_lat = p95 <= limit
+    attrs = f" {probe.attributes}" if probe.attributes else ""
+    detail = f"{what}{attrs}: success {100 * outcome.success:.2f}%, p95 {p95:.0f} ms (limit {limit:.0f} ms)"
+    return ProbeResult(ok_err and ok_lat, outcome.success, p95, detail)
+
+
+def _rollout(sim: Simulator, name: str) -> ProbeResult:
+    wl = sim.cluster.workloads[name]
+    pods = [p for p in wl.all_pods() if not p.terminating]
+    current = wl.template
+    updated = [p for p in pods if p.template == current]
+    ready = [p for p in updated if p.ready]
+    waiting = [p for p in pods
+               if p.container.state == "waiting" and p.container.reason not in ("ContainerCreating", "")]
+    ok = (
+        wl.observed_generation == wl.generation
+        and len(pods) == wl.replicas
+        and len(ready) == wl.replicas
+        and not waiting
+    )
+    detail = (f"deployment {name}: {len(ready)}/{wl.replicas} updated and ready, {len(pods)} pods"
+              + (f", waiting: {', '.join(sorted({p.container.reason for p in waiting}))}" if waiting else ""))
+    return ProbeResult(ok, 1.0 if ok else 0.0, 0.0, detail)

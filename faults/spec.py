@@ -1,0 +1,413 @@
+"""Fault specs: what a catalog file says about one fault, validated on load.
+
+A catalog is one YAML file per application (``faults/catalog/<app>.yaml``) holding a list
+of fault specs (see ``faults/catalog/FORMAT.md``). Each spec names the fault's category
+and defect subtype, its injection mechanism, the target service and the routes it hurts,
+the symptom probe (a request and what a correct answer is), the responsible artifact, the
+reference remedy and the alerts it should raise. The mechanism-specific section
+(``change``, ``config``, ``runtime``) carries what the orchestrator injects.
+
+Loading raises :class:`CatalogError`, naming the file, the fault id (or index) and the
+field, and -- for references into the app (services, routes, operations, source files,
+the text a change replaces) -- what exists instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engine.appmodel import AppModel, Probe, Resources, load_app, source_root
+
+Category = Literal["code-bug", "configuration", "runtime", "infrastructure"]
+Subtype = Literal[
+    "feature-logic",
+    "constant-flag",
+    "component-incompatibility",
+    "type-validation",
+    "backward-incompatibility",
+]
+"""Code-bug subtypes of SRE-Marathon's Table 3."""
+
+Mechanism = Literal[
+    "code-change",
+    "config-patch",
+    "feature-flag",
+    "scale",
+    "resource-limit",
+    "image",
+    "readiness-probe",
+    "cpu-pressure",
+    "network-delay",
+    "store-restart",
+    "zone-outage",
+]
+"""How the orchestrator injects a fault. The first seven ship through the build pipeline
+or the API as a change a person could have made; the last four are runtime and
+infrastructure events."""
+
+CHANGE_MECHANISMS = ("code-change", "config-patch", "feature-flag", "scale", "resource-limit", "image",
+                     "readiness-probe")
+
+RemedyAction = Literal["rollback", "revert-patch", "set-config", "set-flag", "scale", "restart-pods"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class CodeChange(_Strict):
+    """A real diff to one file of the target's deployed source: ``find`` becomes ``replace``."""
+
+    file: str
+    find: str = Field(min_length=1)
+    replace: str
+    summary: str = Field(min_length=3, description="commit subject, as the author wrote it")
+    author: str = Field(min_length=1)
+    marker: str | None = Field(default=None, description="a line only the defective code has; default: the "
+                                                          "first added line")
+
+    def defect_marker(self) -> str:
+        """The text whose presence in the deployed file means the defect is deployed."""
+        if self.marker:
+            return self.marker
+        before = {line.strip() for line in self.find.splitlines()}
+        for line in self.replace.splitlines():
+            if line.strip() and line.strip() not in before:
+                return line.strip()
+        raise ValueError("replace adds no line that find lacks; set marker")
+
+
+class FlagChange(_Strict):
+    """Turn a flagd feature flag to a variant (Astronomy Shop's demo.flagd.json)."""
+
+    name: str
+    variant: str = "on"
+    service: str = "flagd"
+    file: str = "demo.flagd.json"
+
+
+class ConfigChange(_Strict):
+    """A change to the target's Deployment that is not code: env, replicas, resources, image, probe, flag."""
+
+    env: dict[str, str] | None = None
+    replicas: int | None = Field(default=None, ge=0)
+    resources: Resources | None = None
+    image: str | None = None
+    readiness_probe: Probe | None = None
+    flag: FlagChange | None = None
+    summary: str = Field(min_length=3)
+    author: str = Field(min_length=1)
+
+
+class RuntimeSpec(_Strict):
+    """Parameters of runtime and infrastructure faults."""
+
+    cpu_cores: float | None = Field(default=None, gt=0, description="cpu-pressure: cores burned per pod")
+    caller: str | None = Field(default=None, description="network-delay: the calling service")
+    delay_ms: float | None = Field(default=None, gt=0, description="network-delay: added one-way delay, ms")
+    drop: float = Field(default=0.0, ge=0, le=1, description="network-delay: share of calls lost")
+    store: str | None = Field(default=None, description="store-restart: the store whose pod restarts")
+    zone: str | None = Field(default=None, description="zone-outage: the zone whose nodes stop reporting")
+
+
+class LogSpec(_Strict):
+    message: str
+    exception: str = ""
+    function: str = ""
+    line: int = Field(default=0, ge=0)
+
+
+class EffectSpec(_Strict):
+    """Behaviour while the fault is active (see :class:`engine.sim.effects.Effect`)."""
+
+    service: str | None = Field(default=None, description="default: the fault's target")
+    operations: tuple[str, ...] = ()
+    error_rate: float = Field(default=0.0, ge=0, le=1)
+    latency_ms: float = Field(default=0.0, ge=0)
+    latency_factor: float = Field(default=1.0, gt=0)
+    cpu_cores: float = Field(default=0.0, ge=0)
+    memory_leak_mib_per_min: float = Field(default=0.0, ge=0)
+    memory_mib: float = Field(default=0.0, ge=0)
+    crash_on_start: bool = False
+    exit_code: int = 1
+    readiness_fails: bool = False
+    liveness_fails: bool = False
+    match: dict[str, str] = Field(default_factory=dict)
+    share: float = Field(default=1.0, gt=0, le=1)
+    log: LogSpec | None = None
+
+
+class ProbeSpec(_Strict):
+    """The symptom probe: one of a user request along a route, a direct call to an
+    operation, or the rollout state of a Deployment."""
+
+    route: str | None = None
+    operation: tuple[str, str] | None = Field(default=None, description="(service, operation name)")
+    rollout: str | None = Field(default=None, description="a Deployment that must be fully rolled out")
+    attributes: dict[str, str] = Field(default_factory=dict)
+    max_error: float = Field(default=0.01, gt=0, lt=1, description="largest acceptable failure probability")
+    latency_p95_ms: float | None = Field(default=None, gt=0, description="default: the route's SLO, or 2000 ms")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ProbeSpec:
+        kinds = [k for k in (self.route, self.operation, self.rollout) if k is not None]
+        if len(kinds) != 1:
+            raise ValueError("give exactly one of route, operation, rollout")
+        return self
+
+
+class Artifact(_Strict):
+    """The responsible artifact an RCA should name."""
+
+    kind: Literal["change", "config-key", "image", "flag", "replicas", "resources", "probe", "process", "network",
+                  "store", "zone"]
+    ref: str
+
+
+class Remedy(_Strict):
+    """The reference remedy: what a correct operator does (applied by the oracle)."""
+
+    action: RemedyAction
+    key: str | None = None
+    value: str | None = None
+    replicas: int | None = Field(default=None, ge=0)
+    service: str | None = Field(default=None, description="default: the fault's target")
+    zone: str | None = Field(default=None, description="restart-pods: only pods in this zone")
+
+
+class FaultSpec(_Strict):
+    """One catalog fault (module docstring)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=80)
+    title: str = Field(min_length=5)
+    category: Category
+    subtype: Subtype | None = None
+    mechanism: Mechanism
+    target: str
+    scope: tuple[str, ...] = Field(min_length=1, description="entry routes the fault hurts")
+    probe: ProbeSpec
+    artifact: Artifact
+    remedy: Remedy
+    expected_alerts: tuple[str, ...] = ()
+    change: CodeChange | None = None
+    config: ConfigChange | None = None
+    runtime: RuntimeSpec | None = None
+    effect: EffectSpec | None = None
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FaultSpec:
+        if (self.category == "code-bug") != (self.subtype is not None):
+            raise ValueError("code-bug faults need a subtype; other categories must not have one")
+        need = {
+            "code-change": "change",
+            "config-patch": "config",
+            "feature-flag": "config",
+            "scale": "config",
+            "resource-limit": "config",
+            "image": "config",
+            "readiness-probe": "config",
+            "cpu-pressure": "runtime",
+            "network-delay": "runtime",
+            "store-restart": "runtime",
+            "zone-outage": "runtime",
+        }[self.mechanism]
+        if getattr(self, need) is None:
+            raise ValueError(f"mechanism {self.mechanism} needs a {need} section")
+        if self.mechanism == "code-change" and self.effect is None:
+            raise ValueError("a code-change fault needs an effect (what the defect does when deployed)")
+        if self.category == "code-bug" and self.mechanism != "code-change":
+            raise ValueError("code-bug faults are injected as code-change")
+        return self
+
+
+class Catalog(_Strict):
+    app: str
+    faults: tuple[FaultSpec, ...]
+
+
+class CatalogError(ValueError):
+    """A malformed catalog: ``problems`` lists (where, message)."""
+
+    def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__("invalid fault catalog\n  " + "\n  ".join(f"{source}: {w}: {m}" for w, m in problems))
+
+
+def _where(data: Any, loc: tuple[Any, ...]) -> str:
+    if len(loc) >= 2 and loc[0] == "faults" and isinstance(loc[1], int):
+        fid = None
+        if isinstance(data, dict) and isinstance(data.get("faults"), list) and loc[1] < len(data["faults"]):
+            entry = data["faults"][loc[1]]
+            fid = entry.get("id") if isinstance(entry, dict) else None
+        head = f"fault {fid!r}" if fid else f"faults[{loc[1]}]"
+        rest = ".".join(str(p) for p in loc[2:])
+        return f"{head}{': ' + rest if rest else ''}"
+    return ".".join(str(p) for p in loc) or "<top>"
+
+
+def _substitute(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for key, sub in names.items():
+            value = value.replace("{" + key + "}", sub)
+        return value
+    if isinstance(value, list):
+        return [_substitute(v, names) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, names) for k, v in value.items()}
+    return value
+
+
+def expand_templates(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Expand ``for_each`` entries: ``for_each: {service: [a, b]}`` instantiates the entry once
+    per value, replacing ``{service}`` in every string (ids must stay unique).
+
+    Raises:
+        CatalogError: a malformed ``for_each``.
+    """
+    faults = data.get("faults")
+    if not isinstance(faults, list):
+        return data
+    out: list[Any] = []
+    for i, entry in enumerate(faults):
+        if not isinstance(entry, dict) or "for_each" not in entry:
+            out.append(entry)
+            continue
+        spec = entry["for_each"]
+        if not isinstance(spec, dict) or len(spec) != 1:
+            raise CatalogError(source, [(f"faults[{i}].for_each", "expected one key mapping to a list of values")])
+        (key, values), = spec.items()
+        if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+            raise CatalogError(source, [(f"faults[{i}].for_each.{key}", "expected a non-empty list of strings")])
+        body = {k: v for k, v in entry.items() if k != "for_each"}
+        out.extend(_substitute(body, {key: v}) for v in values)
+    return {**data, "faults": out}
+
+
+def parse_catalog(data: Any, source: str, app: AppModel | None = None) -> Catalog:
+    """Validate catalog data and its references into the app.
+
+    Raises:
+        CatalogError: naming ``source``, the fault and the field.
+    """
+    if not isinstance(data, dict):
+        raise CatalogError(source, [("<top>", f"expected a mapping with app and faults, got {type(data).__name__}")])
+    data = expand_templates(data, source)
+    try:
+        catalog = Catalog.model_validate(data)
+    except ValidationError as exc:
+        raise CatalogError(source, [(_where(data, tuple(e["loc"])), e["msg"]) for e in exc.errors()]) from None
+    try:
+        model = app or load_app(catalog.app)
+    except KeyError as exc:
+        raise CatalogError(source, [("app", str(exc))]) from None
+    problems: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for fault in catalog.faults:
+        if fault.id in seen:
+            problems.append((f"fault {fault.id!r}: id", "duplicate id"))
+        seen.add(fault.id)
+        problems.extend((f"fault {fault.id!r}: {w}", m) for w, m in check_references(fault, model))
+    if problems:
+        raise CatalogError(source, problems)
+    return catalog
+
+
+def check_references(fault: FaultSpec, app: AppModel) -> list[tuple[str, str]]:
+    """Problems with a fault's references to services, routes, operations and source text."""
+    out: list[tuple[str, str]] = []
+    services = {s.name: s for s in app.services}
+    routes = [r.name for r in app.routes]
+
+    def known_service(field: str, name: str | None) -> bool:
+        if name is None:
+            return True
+        if name not in services:
+            out.append((field, f"unknown service {name!r}"))
+            return False
+        return True
+
+    if known_service("target", fault.target) and not services[fault.target].in_application:
+        out.append(("target", f"{fault.target!r} is not part of the application (role "
+                              f"{services[fault.target].role})"))
+    for r in fault.scope:
+        if r not in routes:
+            out.append(("scope", f"unknown route {r!r}; routes: {', '.join(routes)}"))
+    p = fault.probe
+    if p.route is not None and p.route not in routes:
+        out.append(("probe.route", f"unknown route {p.route!r}"))
+    if p.operation is not None and known_service("probe.operation", p.operation[0]):
+        ops = [o.name for o in services[p.operation[0]].operations]
+        if p.operation[1] not in ops:
+            out.append(("probe.operation", f"unknown operation {p.operation[1]!r} of {p.operation[0]}"))
+    known_service("probe.rollout", p.rollout)
+    known_service("remedy.service", fault.remedy.service)
+    if fault.effect is not None:
+        svc_name = fault.effect.service or fault.target
+        if known_service("effect.service", svc_name):
+            ops = [o.name for o in services[svc_name].operations]
+            for op in fault.effect.operations:
+                if op not in ops:
+                    out.append(("effect.operations", f"unknown operation {op!r} of {svc_name}"))
+    if fault.change is not None and fault.target in services:
+        path = source_root(app.name) / fault.target / fault.change.file
+        if not path.is_file():
+            out.append(("change.file", f"{fault.change.file!r} is not in {fault.target}'s source"))
+        else:
+            text = path.read_text(encoding="utf-8")
+            if text.count(fault.change.find) != 1:
+                out.append(("change.find", f"the text to replace occurs {text.count(fault.change.find)} times in "
+                                           f"{fault.change.file} (must be exactly once)"))
+            try:
+                marker = fault.change.defect_marker()
+            except ValueError as exc:
+                out.append(("change.replace", str(exc)))
+            else:
+                if marker in text:
+                    out.append(("change.marker", f"the defect marker {marker!r} already occurs in the healthy source"))
+    rt = fault.runtime
+    if rt is not None:
+        known_service("runtime.caller", rt.caller)
+        known_service("runtime.store", rt.store)
+        if rt.zone is not None and rt.zone not in app.cluster.zones:
+            out.append(("runtime.zone", f"unknown zone {rt.zone!r}"))
+        need = {"cpu-pressure": "cpu_cores", "network-delay": "delay_ms", "store-restart": "store",
+                "zone-outage": "zone"}.get(fault.mechanism)
+        if need and getattr(rt, need) is None:
+            out.append((f"runtime.{need}", f"required for {fault.mechanism}"))
+        if fault.mechanism == "network-delay" and rt.caller is None:
+            out.append(("runtime.caller", "required for network-delay"))
+    cfg = fault.config
+    if cfg is not None and cfg.flag is not None:
+        known_service("config.flag.service", cfg.flag.service)
+    return out
+
+
+CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
+
+
+def catalog_path(app: str) -> Path:
+    return CATALOG_DIR / f"{app}.yaml"
+
+
+def load_catalog(app_or_path: str | Path) -> Catalog:
+    """Load the shipped catalog of an app (by name) or a catalog file (by path).
+
+    Raises:
+        CatalogError: malformed file, naming file, fault and field.
+        FileNotFoundError: no such catalog.
+    """
+    path = Path(app_or_path)
+    if not (path.suffix in (".yaml", ".yml") and path.is_file()):
+        path = catalog_path(str(app_or_path))
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CatalogError(str(path), [("<file>", f"not valid YAML: {exc}")]) from None
+    return parse_catalog(data, str(path))
