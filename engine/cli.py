@@ -11,9 +11,14 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.appmodel import AppModelError, builtin_apps, load_app
 from engine.cli_app import add_import_arguments
+
+if TYPE_CHECKING:
+    from engine.orchestrator import Operator
 
 DEFAULT_APP = "online-boutique"
 
@@ -135,6 +140,67 @@ def cmd_app_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_schedule(args: argparse.Namespace) -> int:
+    """Generate a schedule and print it as a table, or write it as YAML with -o."""
+    from faults.schedule import dump_schedule, generate, schedule_table
+    from faults.spec import CatalogError
+
+    try:
+        sched = generate(args.app, args.seed, args.regime)
+    except (KeyError, ValueError, CatalogError, FileNotFoundError) as exc:
+        print(f"marathon: {exc}", file=sys.stderr)
+        return 2
+    if args.output:
+        Path(args.output).write_text(dump_schedule(sched), encoding="utf-8")
+        print(f"wrote {args.output}: {len(sched.faults)} faults over {sched.duration_s // 60} min")
+    if args.yaml and not args.output:
+        print(dump_schedule(sched), end="")
+    elif not args.output or args.table:
+        print(schedule_table(sched))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a whole schedule headless and print what was injected and what the probes saw."""
+    from engine.orchestrator import Orchestrator
+    from faults.schedule import ScheduleError, generate, load_schedule
+    from faults.spec import CatalogError
+
+    try:
+        sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
+        operator = make_operator(args.agent)
+        run = Orchestrator(sched, seed=args.seed if args.schedule is None else None, operator=operator,
+                           run_dir=args.run_dir, clock="wall" if args.speed else "virtual", speed=args.speed or 1.0)
+    except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
+        print(f"marathon: {exc}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    try:
+        run.run()
+    except KeyboardInterrupt:
+        run.close()
+        print(f"\ninterrupted at run time {run.now / 60:.1f} min", file=sys.stderr)
+        return 130
+    wall = time.perf_counter() - started
+    print(run.summary())
+    print(f"\n{run.now / 60:.1f} min of run time in {wall:.2f} s wall"
+          + (f"; events recorded in {args.run_dir}" if args.run_dir else ""))
+    return 0
+
+
+def make_operator(name: str) -> Operator:
+    """The built-in operator called ``name``.
+
+    Raises:
+        ValueError: unknown operator.
+    """
+    from engine.orchestrator import NoopOperator
+
+    if name == "noop":
+        return NoopOperator()
+    raise ValueError(f"unknown agent {name!r}; built-in agents: noop")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="marathon",
@@ -150,6 +216,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run-time seconds per wall second (default: as fast as possible)")
     p.add_argument("--quiet", action="store_true", help="print only the final summary")
     p.set_defaults(func=cmd_sim)
+
+    p = sub.add_parser("schedule", help="generate a seeded fault schedule (table, or YAML with -o)")
+    p.add_argument("--app", default=DEFAULT_APP)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("-o", "--output", help="write the schedule YAML here")
+    p.add_argument("--yaml", action="store_true", help="print the YAML instead of the table")
+    p.add_argument("--table", action="store_true", help="print the table even when writing a file")
+    p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser("run", help="run a whole schedule headless")
+    p.add_argument("--app", default=DEFAULT_APP)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("--schedule", help="replay this schedule file instead of generating one")
+    p.add_argument("--agent", default="noop", help="the operator (default noop)")
+    p.add_argument("--run-dir", help="record the event stream in this directory")
+    p.add_argument("--speed", type=float, default=0.0,
+                   help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
+    p.set_defaults(func=cmd_run)
 
     app_p = sub.add_parser("app", help="list, show or import app models")
     app_sub = app_p.add_subparsers(dest="app_command", metavar="SUBCOMMAND", required=True)

@@ -1,0 +1,365 @@
+"""The orchestrator run loop: one schedule, one app, one operator, one event stream.
+
+:class:`Orchestrator` hosts the simulated cluster in-process and walks the schedule on
+the virtual clock (as fast as possible) or a wall clock (1x, or faster for practice):
+
+* at each scheduled time it injects a fault (:func:`faults.inject.inject`), reverts one at
+  the end of its lifetime, ships a benign change or starts/ends a load burst;
+* every evaluation interval (15 s of run time, Prometheus' default) it records the
+  changes the pipeline deployed, evaluates the alert rules (when an alert source is
+  attached), samples every active fault's symptom probe and the health of every service
+  and route;
+* every operator cadence (60 s by default) it invokes the operator;
+* everything goes out as typed events (:mod:`engine.events`) to subscribers and, with a
+  run directory, to disk.
+
+The loop can be driven in slices (:meth:`Orchestrator.advance_to`) so a terminal app
+can step it between frames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.events import Event, EventStream
+from engine.health import HealthSampler
+from engine.recorder import RUN_FILE, SCHEDULE_FILE, RunRecorder
+from engine.sim.simulator import Simulator
+from engine.substrate import SubstrateError
+from faults.inject import FaultInstance, finish_revert, inject, revert
+from faults.probes import evaluate_probe
+from faults.schedule import BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
+from faults.spec import FaultSpec, load_catalog
+
+EVAL_INTERVAL_S = 15.0
+"""Alert evaluation, probe and health sampling interval: Prometheus' default evaluation
+interval."""
+CADENCE_S = 60.0
+"""Operator invocation cadence (DESIGN section 7)."""
+TAIL_S = 60.0
+"""Run time after the schedule's end, so the last reverts show up in alerts and probes."""
+
+
+class AlertSource(Protocol):
+    """What the run loop needs from an alert evaluator (embedded or a real Prometheus)."""
+
+    def evaluate(self, sim: Simulator, t: float) -> list[dict[str, Any]]:
+        """Alert transitions since the last call: dicts with ``kind`` (alert.pending /
+        alert.firing / alert.resolved) and the event payload."""
+        ...
+
+
+class Operator(Protocol):
+    """What the run loop needs from an operator (see :mod:`engine.operators`)."""
+
+    name: str
+
+    def invoke(self, run: Orchestrator, invocation: int) -> None:
+        """Act for one invocation; called every cadence with the run in its current state."""
+        ...
+
+
+@dataclass
+class NoopOperator:
+    """Does nothing: the baseline every fault must fail against."""
+
+    name: str = "noop"
+
+    def invoke(self, run: Orchestrator, invocation: int) -> None:
+        return None
+
+
+@dataclass
+class FaultRecord:
+    """Ground truth of one scheduled fault during a run, with its probe samples."""
+
+    scheduled: ScheduledFault
+    spec: FaultSpec
+    instance: FaultInstance | None = None
+    error: str | None = None
+    probes: list[tuple[float, bool]] = field(default_factory=list)
+
+    @property
+    def failing_share(self) -> float:
+        return sum(1 for _, ok in self.probes if not ok) / len(self.probes) if self.probes else 0.0
+
+
+def schedule_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Orchestrator:
+    """A run of one schedule (module docstring).
+
+    Args:
+        schedule: the schedule to replay.
+        seed: the simulation seed (default: the schedule's).
+        operator: the operator invoked every cadence (default: noop).
+        run_dir: record the event stream here (None: in memory only).
+        clock: ``virtual`` (as fast as possible) or ``wall``.
+        speed: run-time seconds per wall second on the wall clock.
+        alert_source: the alert evaluator, or None to run without alerts.
+        cadence_s: operator invocation interval, run-time seconds.
+        subscribers: called with every event, in emission order.
+    """
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        *,
+        seed: int | None = None,
+        operator: Operator | None = None,
+        run_dir: str | Path | None = None,
+        clock: str = "virtual",
+        speed: float = 1.0,
+        alert_source: AlertSource | None = None,
+        cadence_s: float = CADENCE_S,
+        subscribers: tuple[Callable[[Event], None], ...] = (),
+    ) -> None:
+        if clock not in ("virtual", "wall"):
+            raise ValueError(f"clock must be 'virtual' or 'wall', not {clock!r}")
+        if speed <= 0:
+            raise ValueError("speed must be > 0")
+        self.schedule = schedule
+        self.seed = schedule.seed if seed is None else seed
+        self.operator: Operator = operator or NoopOperator()
+        self.clock = clock
+        self.speed = speed
+        self.alert_source = alert_source
+        self.cadence_s = cadence_s
+        self.catalog = {f.id: f for f in load_catalog(schedule.app).faults}
+        self.sim = Simulator(schedule.app, seed=self.seed)
+        self.stream = EventStream()
+        for fn in subscribers:
+            self.stream.subscribe(fn)
+        self.recorder: RunRecorder | None = None
+        self.schedule_text = dump_schedule(schedule)
+        if run_dir is not None:
+            self.recorder = RunRecorder(run_dir)
+            self.recorder.write_file(SCHEDULE_FILE, self.schedule_text)
+            self.stream.subscribe(self.recorder)
+        self.run_id = f"{schedule.app}-{schedule.regime}-seed{self.seed}-{self.operator.name}"
+        self.end_t = float(schedule.duration_s) + TAIL_S
+        self.faults: dict[str, FaultRecord] = {}
+        self._actions = schedule.events()
+        self._next_action = 0
+        self._next_eval = EVAL_INTERVAL_S
+        self._next_invoke = self.cadence_s
+        self._invocations = 0
+        self._deployed: set[str] = set()
+        self._reverting: list[FaultInstance] = []
+        self._burst_depth = 0
+        self.health = HealthSampler(self.sim)
+        self.started = False
+        self.finished = False
+
+    # ----------------------------------------------------------------- events
+
+    def emit(self, kind: str, payload: dict[str, Any]) -> Event:
+        return self.stream.emit(self.sim.now, kind, payload)
+
+    @property
+    def now(self) -> float:
+        return self.sim.now
+
+    def start(self) -> None:
+        """Emit ``run.start`` (idempotent)."""
+        if self.started:
+            return
+        self.started = True
+        meta = {
+            "run_id": self.run_id,
+            "app": self.schedule.app,
+            "seed": self.seed,
+            "regime": self.schedule.regime,
+            "operator": self.operator.name,
+            "substrate": "sim",
+            "clock": self.clock,
+            "speed": self.speed,
+            "duration_s": self.end_t,
+            "eval_interval_s": EVAL_INTERVAL_S,
+            "cadence_s": self.cadence_s,
+            "schedule_sha256": schedule_digest(self.schedule_text),
+        }
+        if self.recorder is not None:
+            self.recorder.write_json(RUN_FILE, meta)
+        self.emit("run.start", meta)
+        self.health.sample()  # baseline for the first interval
+
+    # ----------------------------------------------------------------- the loop
+
+    def run(self) -> None:
+        """Run the whole schedule to the end (virtual clock: as fast as possible)."""
+        self.start()
+        wall0 = time.monotonic()
+        while not self.finished:
+            target = min(self.now + EVAL_INTERVAL_S, self.end_t)
+            if self.clock == "wall":
+                due = wall0 + target / self.speed
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            self.advance_to(target)
+        self.close()
+
+    def advance_to(self, target: float) -> None:
+        """Run the loop until run time ``target`` (or the end of the run)."""
+        self.start()
+        target = min(target, self.end_t)
+        while self.now < target - 1e-9 and not self.finished:
+            nxt = min(self._next_eval, self._next_invoke, target)
+            if self._next_action < len(self._actions):
+                nxt = min(nxt, float(self._actions[self._next_action][0]))
+            if nxt > self.now:
+                self.sim.advance(nxt)
+            self._due_actions()
+            if self.now >= self._next_eval - 1e-9:
+                self._next_eval += EVAL_INTERVAL_S
+                self._evaluate()
+            if self.now >= self._next_invoke - 1e-9:
+                self._next_invoke += self.cadence_s
+                self._invoke()
+            if self.now >= self.end_t - 1e-9:
+                self._finish("schedule complete")
+
+    def _due_actions(self) -> None:
+        while self._next_action < len(self._actions) and self._actions[self._next_action][0] <= self.now + 1e-9:
+            _, kind, item = self._actions[self._next_action]
+            self._next_action += 1
+            if kind == "inject":
+                self._inject(item)
+            elif kind == "revert":
+                self._revert(item)
+            elif kind == "change":
+                self._benign(item)
+            elif kind == "burst":
+                self._burst(item, True)
+            else:
+                self._burst(item, False)
+
+    def _inject(self, sf: ScheduledFault) -> None:
+        spec = self.catalog[sf.fault]
+        rec = FaultRecord(sf, spec)
+        self.faults[sf.fault] = rec
+        payload: dict[str, Any] = {
+            "fault": spec.id,
+            "title": spec.title,
+            "category": spec.category,
+            "subtype": spec.subtype,
+            "mechanism": spec.mechanism,
+            "target": spec.target,
+            "scope": list(spec.scope),
+            "artifact": spec.artifact.model_dump(),
+            "lifetime_s": sf.lifetime,
+            "probe": spec.probe.model_dump(exclude_defaults=True),
+            "remedy": spec.remedy.model_dump(exclude_none=True),
+            "expected_alerts": list(spec.expected_alerts),
+        }
+        try:
+            rec.instance = inject(self.sim, spec)
+        except (SubstrateError, KeyError, ValueError) as exc:
+            rec.error = str(exc)
+            self.emit("fault.inject", {**payload, "changes": [], "error": rec.error})
+            return
+        payload["changes"] = rec.instance.change_ids
+        payload["revision_before"] = rec.instance.revision_before
+        payload["artifact_refs"] = rec.instance.artifact_refs()
+        self.emit("fault.inject", payload)
+
+    def _revert(self, sf: ScheduledFault) -> None:
+        rec = self.faults.get(sf.fault)
+        if rec is None or rec.instance is None:
+            return
+        changes = revert(self.sim, rec.instance)
+        if rec.instance.effect_ids:
+            self._reverting.append(rec.instance)
+        self.emit("fault.revert", {"fault": sf.fault, "changes": [c.id for c in changes]})
+
+    def _benign(self, ch: BenignChange) -> None:
+        try:
+            if ch.kind == "code":
+                assert ch.file is not None and ch.comment is not None
+                files = self.sim.source_files(ch.service)
+                text = files.get(ch.file)
+                if text is None:
+                    return
+                self.sim.deploy_change(ch.service, files={ch.file: _add_comment(ch.file, text, ch.comment)},
+                                       summary=ch.summary, author=ch.author)
+            else:
+                env: dict[str, str | None] = dict(ch.env or {})
+                self.sim.deploy_change(ch.service, env=env, summary=ch.summary, author=ch.author)
+        except SubstrateError:
+            return  # the service is mid-change; a person would retry later
+
+    def _burst(self, burst: LoadBurst, start: bool) -> None:
+        self._burst_depth += 1 if start else -1
+        factor = burst.factor if self._burst_depth > 0 else 1.0
+        self.sim.set_load_factor(factor)
+        self.emit("load.change", {"factor": factor, "duration_s": burst.duration if start else 0})
+
+    def _evaluate(self) -> None:
+        for ch in self.sim.deploy_history():
+            if ch.status == "deployed" and ch.id not in self._deployed:
+                self._deployed.add(ch.id)
+                self.emit("change.deploy", {"change": ch.id, "service": ch.service, "kind": ch.kind,
+                                            "summary": ch.summary, "author": ch.author, "revision": ch.revision,
+                                            "commit": ch.commit, "image": ch.image})
+        self._reverting = [i for i in self._reverting if not finish_revert(self.sim, i)]
+        if self.alert_source is not None:
+            for tr in self.alert_source.evaluate(self.sim, self.now):
+                self.emit(tr["kind"], {k: v for k, v in tr.items() if k != "kind"})
+        for rec in self.faults.values():
+            if rec.instance is None or not rec.instance.active:
+                continue
+            res = evaluate_probe(self.sim, rec.spec.probe)
+            rec.probes.append((self.now, res.ok))
+            self.emit("probe.result", {"fault": rec.spec.id, "ok": res.ok, "success": round(res.success, 5),
+                                       "p95_ms": round(res.p95_ms, 1), "detail": res.detail})
+        self.emit("health.sample", self.health.sample())
+
+    def _invoke(self) -> None:
+        self._invocations += 1
+        self.emit("agent.invoke", {"invocation": self._invocations, "operator": self.operator.name})
+        self.operator.invoke(self, self._invocations)
+
+    def _finish(self, reason: str) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        injected = [r for r in self.faults.values() if r.instance is not None]
+        self.emit("run.end", {"reason": reason, "faults_injected": len(injected),
+                              "faults_failed_to_inject": sum(1 for r in self.faults.values() if r.error),
+                              "events": len(self.stream.events) + 1})
+
+    def close(self) -> None:
+        """Flush and close the recorder (the run may continue in memory)."""
+        if self.recorder is not None:
+            self.recorder.close()
+
+    # ----------------------------------------------------------------- summary
+
+    def summary(self) -> str:
+        """What was injected and what the probes saw, as a plain-text table."""
+        lines = [f"run {self.run_id}: {self.now / 60:.1f} min of run time, {len(self.stream.events)} events", "",
+                 f"{'AT':>6} {'FAULT':44} {'TARGET':28} {'PROBE FAILING':>13}  NOTE"]
+        for rec in sorted(self.faults.values(), key=lambda r: r.scheduled.at):
+            at = f"{rec.scheduled.at // 60}:{rec.scheduled.at % 60:02d}"
+            share = f"{100 * rec.failing_share:5.0f}% of {len(rec.probes):3d}" if rec.probes else "-"
+            note = f"not injected: {rec.error}" if rec.error else ""
+            lines.append(f"{at:>6} {rec.spec.id[:44]:44} {rec.spec.target[:28]:28} {share:>13}  {note}")
+        return "\n".join(lines)
+
+
+def _add_comment(path: str, text: str, note: str) -> str:
+    """Insert a one-line comment at the top of a source file (after a shebang or ``<?php``)."""
+    prefix = "#" if path.endswith((".py", ".rb")) else "//"
+    comment = f"{prefix} {note}\n"
+    first, sep, rest = text.partition("\n")
+    if first.startswith(("#!", "<?php")) or (path.endswith(".py") and "coding" in first):
+        return first + sep + comment + rest
+    return comment + text

@@ -1,0 +1,99 @@
+"""Recording a run's event stream into a run directory as it happens.
+
+The recorder subscribes to the stream and appends each event as one line of canonical
+JSON to ``events.jsonl``, flushing to the operating system at least every
+``flush_every_s`` seconds of wall time and at the end, so a killed run leaves a
+verifiable prefix. Beside it: ``schedule.yaml`` (the exact schedule replayed) and
+``run.json`` (what was run). Sealing the directory into a bundle is
+:mod:`engine.bundle`'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from engine.events import Event
+
+EVENTS_FILE = "events.jsonl"
+SCHEDULE_FILE = "schedule.yaml"
+RUN_FILE = "run.json"
+
+
+class RunRecorder:
+    """Appends events to ``<run_dir>/events.jsonl`` (module docstring).
+
+    Args:
+        run_dir: the run directory; created if missing; must not already hold events.
+        flush_every_s: maximum wall seconds between flushes.
+
+    Raises:
+        FileExistsError: the directory already holds a recorded run.
+    """
+
+    def __init__(self, run_dir: str | Path, flush_every_s: float = 2.0) -> None:
+        self.dir = Path(run_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / EVENTS_FILE
+        if path.exists() and path.stat().st_size > 0:
+            raise FileExistsError(f"{path} already holds a recorded run; choose another --run-dir")
+        self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+        self.flush_every_s = flush_every_s
+        self._last_flush = time.monotonic()
+        self.count = 0
+
+    def write_file(self, name: str, text: str) -> None:
+        """Write a side file (schedule, run description) atomically."""
+        tmp = self.dir / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, self.dir / name)
+
+    def write_json(self, name: str, data: dict[str, Any]) -> None:
+        self.write_file(name, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+    def __call__(self, event: Event) -> None:
+        if self._fh is None:
+            return
+        self._fh.write(event.to_json() + "\n")
+        self.count += 1
+        now = time.monotonic()
+        if now - self._last_flush >= self.flush_every_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self.flush()
+            self._fh.close()
+            self._fh = None
+
+
+def read_events(run_dir: str | Path) -> list[Event]:
+    """Read every complete event line of a run directory (a torn last line is dropped).
+
+    Raises:
+        FileNotFoundError: no events file.
+        ValueError: a complete line that is not an event (names the line number).
+    """
+    path = Path(run_dir) / EVENTS_FILE
+    out: list[Event] = []
+    with path.open(encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    for i, line in enumerate(lines, start=1):
+        if not line:
+            continue
+        try:
+            out.append(Event.from_dict(json.loads(line)))
+        except (json.JSONDecodeError, ValueError) as exc:
+            if i == len(lines):
+                break  # the last line was being written when the run stopped
+            raise ValueError(f"{path}:{i}: {exc}") from None
+    return out

@@ -1,0 +1,366 @@
+"""Seeded schedules: which faults arrive when, for how long, and the noise around them.
+
+A schedule is generated from (app, seed, regime) and saved as a YAML file that agents and
+humans replay exactly; the same inputs give the same file byte for byte, and loading then
+dumping a schedule reproduces it.
+
+Distributions (and why):
+
+* **Arrivals** form a Poisson process (exponential gaps): changes and the incidents they
+  cause arrive independently during a working day. The marathon draws its fault count
+  from Poisson(60), clipped to 52..68, over 90 minutes (about one every 90 s, so several
+  overlap, as the SRE-Marathon paper runs them); ``short-5`` and ``short-10`` place 5 and
+  10 faults over 20 and 35 minutes.
+* **Lifetimes** are log-normal (median 11 min, shape 0.45, clipped to 5..25 min in the
+  marathon; median 8 min in the short regimes): incident durations are heavy-tailed, and
+  every fault must stay active long enough for an operator invoked each minute to
+  correlate, localise and repair it.
+* **Mix**: three in four faults are change-driven (code bugs and configuration changes
+  shipped through the pipeline), following the commonly cited figure that about 70 % of
+  outages follow a change (Google SRE book, ch. 1); the rest are runtime and
+  infrastructure faults. Code bugs take about two thirds of the change-driven share.
+* **Noise**: benign changes (documentation and logging tweaks, harmless env changes)
+  arrive about every 3 minutes in the marathon; load bursts (x1.4..x1.9 for 1..3 min)
+  about every 15 minutes.
+* **Exclusion**: two faults never target the same service at the same time (a fault
+  waits for the next free target), and the last fault ends before the run does.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engine.appmodel import load_app, source_root
+from faults.spec import Catalog, FaultSpec, load_catalog
+
+Regime = Literal["short-5", "short-10", "marathon"]
+GENERATOR_VERSION = "1"
+
+REGIMES: dict[str, dict[str, Any]] = {
+    "short-5": {"faults": 5, "duration_s": 1200, "median_life_s": 480, "life_clip": (300, 720), "benign_every_s": 300,
+                "burst_every_s": 900},
+    "short-10": {"faults": 10, "duration_s": 2100, "median_life_s": 480, "life_clip": (300, 840),
+                 "benign_every_s": 240, "burst_every_s": 900},
+    "marathon": {"faults": 60, "duration_s": 5400, "median_life_s": 660, "life_clip": (300, 1500),
+                 "benign_every_s": 180, "burst_every_s": 900},
+}
+FIRST_FAULT_S = 60
+LIFE_SIGMA = 0.45
+MIX = {"change": 0.75, "runtime": 0.15, "infrastructure": 0.10}
+"""Category mix: change-driven (code-bug + configuration), runtime, infrastructure."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScheduledFault(_Strict):
+    """A catalog fault injected at ``at`` seconds and reverted ``lifetime`` seconds later."""
+
+    at: int = Field(ge=0, description="run time of injection, seconds")
+    fault: str
+    target: str
+    lifetime: int = Field(gt=0, description="seconds until the orchestrator reverts it")
+
+    @property
+    def end(self) -> int:
+        return self.at + self.lifetime
+
+
+class BenignChange(_Strict):
+    """A change that breaks nothing: a code comment or a harmless env value."""
+
+    at: int = Field(ge=0)
+    service: str
+    kind: Literal["code", "config"]
+    summary: str
+    author: str
+    file: str | None = None
+    comment: str | None = None
+    env: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _payload(self) -> BenignChange:
+        if self.kind == "code" and (self.file is None or self.comment is None):
+            raise ValueError("a code change needs file and comment")
+        if self.kind == "config" and not self.env:
+            raise ValueError("a config change needs env")
+        return self
+
+
+class LoadBurst(_Strict):
+    """The load generator runs ``factor`` times its rate for ``duration`` seconds."""
+
+    at: int = Field(ge=0)
+    duration: int = Field(gt=0)
+    factor: float = Field(gt=0, le=5)
+
+
+class Schedule(_Strict):
+    """One run's schedule (see module docstring)."""
+
+    app: str
+    seed: int
+    regime: Regime
+    generator: str = GENERATOR_VERSION
+    duration_s: int = Field(gt=0)
+    faults: tuple[ScheduledFault, ...]
+    changes: tuple[BenignChange, ...] = ()
+    bursts: tuple[LoadBurst, ...] = ()
+
+    def events(self) -> list[tuple[int, str, Any]]:
+        """Every scheduled action as (run time, kind, item), in time order."""
+        out: list[tuple[int, str, Any]] = []
+        for f in self.faults:
+            out.append((f.at, "inject", f))
+            out.append((f.end, "revert", f))
+        out.extend((c.at, "change", c) for c in self.changes)
+        for b in self.bursts:
+            out.append((b.at, "burst", b))
+            out.append((b.at + b.duration, "burst-end", b))
+        order = {"revert": 0, "burst-end": 1, "inject": 2, "change": 3, "burst": 4}
+        return sorted(out, key=lambda e: (e[0], order[e[1]]))
+
+
+class ScheduleError(ValueError):
+    """A malformed schedule: names the file, the entry and the field."""
+
+    def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__("invalid schedule\n  " + "\n  ".join(f"{source}: {w}: {m}" for w, m in problems))
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    if len(loc) >= 2 and isinstance(loc[1], int):
+        return f"{loc[0]}[{loc[1]}]" + ("." + ".".join(str(p) for p in loc[2:]) if len(loc) > 2 else "")
+    return ".".join(str(p) for p in loc) or "<top>"
+
+
+def parse_schedule(data: Any, source: str, catalog: Catalog | None = None) -> Schedule:
+    """Validate schedule data against its app and fault catalog.
+
+    Raises:
+        ScheduleError: naming ``source``, the entry and the field.
+    """
+    if not isinstance(data, dict):
+        raise ScheduleError(source, [("<top>", f"expected a mapping, got {type(data).__name__}")])
+    try:
+        sched = Schedule.model_validate(data)
+    except ValidationError as exc:
+        raise ScheduleError(source, [(_where(tuple(e["loc"])), e["msg"]) for e in exc.errors()]) from None
+    problems: list[tuple[str, str]] = []
+    try:
+        app = load_app(sched.app)
+    except KeyError as exc:
+        raise ScheduleError(source, [("app", str(exc))]) from None
+    try:
+        cat = catalog or load_catalog(sched.app)
+    except FileNotFoundError:
+        raise ScheduleError(source, [("app", f"no fault catalog for {sched.app!r}")]) from None
+    specs = {f.id: f for f in cat.faults}
+    services = set(app.service_names())
+    for i, f in enumerate(sched.faults):
+        spec = specs.get(f.fault)
+        if spec is None:
+            problems.append((f"faults[{i}].fault", f"unknown fault {f.fault!r} in the {sched.app} catalog"))
+        elif spec.target != f.target:
+            problems.append((f"faults[{i}].target", f"fault {f.fault} targets {spec.target}, not {f.target}"))
+        if f.end > sched.duration_s:
+            problems.append((f"faults[{i}].lifetime", f"ends at {f.end}s, after the run ({sched.duration_s}s)"))
+    for i, c in enumerate(sched.changes):
+        if c.service not in services:
+            problems.append((f"changes[{i}].service", f"unknown service {c.service!r}"))
+        elif c.kind == "code" and c.file is not None and not (source_root(sched.app) / c.service / c.file).is_file():
+            problems.append((f"changes[{i}].file", f"{c.file!r} is not in {c.service}'s source"))
+        if c.at > sched.duration_s:
+            problems.append((f"changes[{i}].at", f"after the end of the run ({sched.duration_s}s)"))
+    for i, burst in enumerate(sched.bursts):
+        if burst.at + burst.duration > sched.duration_s:
+            problems.append((f"bursts[{i}]", f"ends after the run ({sched.duration_s}s)"))
+    ordered = sorted(enumerate(sched.faults), key=lambda x: x[1].at)
+    for a_pos, (i, first) in enumerate(ordered):
+        for j, later in ordered[a_pos + 1:]:
+            if later.at >= first.end:
+                break
+            if first.target == later.target:
+                problems.append((f"faults[{j}].at", f"overlaps faults[{i}] on the same target {first.target}"))
+    if problems:
+        raise ScheduleError(source, problems)
+    return sched
+
+
+def dump_schedule(sched: Schedule) -> str:
+    """The canonical YAML text of a schedule (stable key order, no aliases)."""
+    data = sched.model_dump(mode="json", exclude_none=True)
+    header = (f"# SRE-Marathon schedule: {sched.app}, regime {sched.regime}, seed {sched.seed} "
+              f"(generator v{sched.generator}).\n# {len(sched.faults)} faults, {len(sched.changes)} benign changes, "
+              f"{len(sched.bursts)} load bursts over {sched.duration_s // 60} min. "
+              "Replay: marathon run --schedule FILE\n")
+    return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
+
+
+def load_schedule(path: str | Path) -> Schedule:
+    """Load and validate a schedule file.
+
+    Raises:
+        ScheduleError: malformed YAML or content.
+        FileNotFoundError: no such file.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScheduleError(str(path), [("<file>", f"not valid YAML: {exc}")]) from None
+    return parse_schedule(data, str(path))
+
+
+def _rng(app: str, seed: int, regime: str) -> np.random.Generator:
+    entropy = [seed & 0xFFFFFFFF, zlib.crc32(app.encode()), zlib.crc32(regime.encode()), int(GENERATOR_VERSION)]
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+
+
+def _bucket(spec: FaultSpec) -> str:
+    if spec.category in ("code-bug", "configuration"):
+        return "change"
+    return spec.category
+
+
+_COMMENT = {".go": "//", ".java": "//", ".js": "//", ".ts": "//", ".tsx": "//", ".cs": "//", ".kt": "//", ".rs": "//",
+            ".cpp": "//", ".cc": "//", ".h": "//", ".php": "//", ".py": "#", ".rb": "#"}
+_BENIGN_NOTES = [
+    "Keep the request log line short; the full payload is in the trace.",
+    "Deadlines are propagated from the incoming context; do not add new ones here.",
+    "Metrics labels stay low-cardinality: never put ids in them.",
+    "Retries are the caller's job; this handler must stay idempotent.",
+    "Errors are wrapped once, at the boundary, with the operation name.",
+    "Validation happens before any downstream call so bad input fails fast.",
+    "Money stays in units and nanos end to end; never convert through floats here.",
+    "This path is hot: avoid allocations in the loop below.",
+]
+_BENIGN_SUMMARIES = ["docs: explain {what}", "chore: clarify {what}", "refactor: document {what}",
+                     "style: comment {what}"]
+_AUTHORS = ["alice@corp.example", "bob@corp.example", "chen@corp.example", "dana@corp.example", "eve@corp.example",
+            "farid@corp.example", "renovate[bot]", "gitops-bot"]
+
+
+def _benign(rng: np.random.Generator, app_name: str, at: int) -> BenignChange:
+    app = load_app(app_name)
+    candidates = []
+    for svc in app.services:
+        if svc.role != "app" or not svc.operations:
+            continue
+        root = source_root(app_name) / svc.name
+        files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                       if p.is_file() and p.suffix in _COMMENT and "__pycache__" not in p.parts)
+        for f in files:
+            candidates.append((svc.name, f))
+    author = _AUTHORS[int(rng.integers(len(_AUTHORS)))]
+    if candidates and rng.random() < 0.7:
+        service, file = candidates[int(rng.integers(len(candidates)))]
+        note = _BENIGN_NOTES[int(rng.integers(len(_BENIGN_NOTES)))]
+        what = file.rsplit("/", 1)[-1]
+        summary = _BENIGN_SUMMARIES[int(rng.integers(len(_BENIGN_SUMMARIES)))].format(what=what)
+        return BenignChange(at=at, service=service, kind="code", summary=summary, author=author, file=file,
+                            comment=note)
+    services = [s.name for s in app.services if s.role == "app" and s.operations]
+    service = services[int(rng.integers(len(services)))]
+    level = ["info", "debug", "warn"][int(rng.integers(3))]
+    return BenignChange(at=at, service=service, kind="config", summary=f"config: set log level to {level}",
+                        author=author, env={"LOG_LEVEL": level})
+
+
+def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -> Schedule:
+    """Generate the schedule of (app, seed, regime) (module docstring).
+
+    Raises:
+        ValueError: unknown regime.
+    """
+    if regime not in REGIMES:
+        raise ValueError(f"unknown regime {regime!r}; choose one of {', '.join(REGIMES)}")
+    cfg = REGIMES[regime]
+    cat = catalog or load_catalog(app)
+    rng = _rng(app, seed, regime)
+    duration = int(cfg["duration_s"])
+    lo, hi = cfg["life_clip"]
+    n_faults = int(cfg["faults"])
+    if regime == "marathon":
+        n_faults = int(np.clip(rng.poisson(n_faults), 52, 68))
+    by_bucket: dict[str, list[FaultSpec]] = {}
+    for spec in cat.faults:
+        by_bucket.setdefault(_bucket(spec), []).append(spec)
+    buckets = [b for b in MIX if by_bucket.get(b)]
+    weights = np.asarray([MIX[b] for b in buckets])
+    weights = weights / weights.sum()
+    used: set[str] = set()
+    busy: dict[str, int] = {}
+    faults: list[ScheduledFault] = []
+    span = duration - FIRST_FAULT_S - lo - 60
+    mean_gap = span / n_faults
+    t = float(FIRST_FAULT_S)
+    attempts = 0
+    while len(faults) < n_faults and attempts < n_faults * 50:
+        attempts += 1
+        at = round(t)
+        life = int(np.clip(round(float(rng.lognormal(np.log(cfg["median_life_s"]), LIFE_SIGMA))), lo, hi))
+        life = min(life, duration - 60 - at)
+        if life < lo:
+            t = FIRST_FAULT_S + float(rng.uniform(0, span))  # wrap: fill the timeline evenly
+            continue
+        bucket = buckets[int(rng.choice(len(buckets), p=weights))]
+        pool = [s for s in by_bucket[bucket] if s.id not in used and busy.get(s.target, -1) <= at]
+        if not pool:
+            pool = [s for s in cat.faults if s.id not in used and busy.get(s.target, -1) <= at]
+        if not pool:
+            t += float(rng.exponential(mean_gap))
+            continue
+        spec = pool[int(rng.integers(len(pool)))]
+        used.add(spec.id)
+        busy[spec.target] = at + life
+        faults.append(ScheduledFault(at=at, fault=spec.id, target=spec.target, lifetime=life))
+        t += float(rng.exponential(mean_gap))
+        if t > FIRST_FAULT_S + span:
+            t = FIRST_FAULT_S + float(rng.uniform(0, span))
+    faults.sort(key=lambda f: (f.at, f.fault))
+    changes = []
+    t = float(rng.exponential(cfg["benign_every_s"]))
+    while t < duration - 120:
+        changes.append(_benign(rng, app, round(t)))
+        t += float(rng.exponential(cfg["benign_every_s"]))
+    bursts = []
+    t = float(rng.exponential(cfg["burst_every_s"]))
+    while t < duration - 300:
+        length = int(rng.integers(60, 181))
+        factor = round(float(rng.uniform(1.4, 1.9)), 2)
+        bursts.append(LoadBurst(at=round(t), duration=length, factor=factor))
+        t += length + float(rng.exponential(cfg["burst_every_s"]))
+    data = {"app": app, "seed": seed, "regime": regime, "generator": GENERATOR_VERSION, "duration_s": duration,
+            "faults": [f.model_dump() for f in faults], "changes": [c.model_dump(exclude_none=True) for c in changes],
+            "bursts": [b.model_dump() for b in bursts]}
+    return parse_schedule(data, f"<generated {app}/{regime}/{seed}>", cat)
+
+
+def schedule_table(sched: Schedule, catalog: Catalog | None = None) -> str:
+    """A readable table of a schedule: one line per fault, then noise counts."""
+    cat = catalog or load_catalog(sched.app)
+    specs = {f.id: f for f in cat.faults}
+    lines = [f"{sched.app}  regime {sched.regime}  seed {sched.seed}  {sched.duration_s // 60} min  "
+             f"{len(sched.faults)} faults, {len(sched.changes)} benign changes, {len(sched.bursts)} load bursts", "",
+             f"{'AT':>7} {'UNTIL':>7}  {'FAULT':44} {'CATEGORY':15} {'MECHANISM':15} TARGET"]
+    for f in sched.faults:
+        s = specs[f.fault]
+        lines.append(f"{_mmss(f.at):>7} {_mmss(f.end):>7}  {f.fault[:44]:44} {s.category:15} {s.mechanism:15} "
+                     f"{f.target}")
+    peak = max((sum(1 for g in sched.faults if g.at <= f.at < g.end) for f in sched.faults), default=0)
+    lines += ["", f"max concurrent faults: {peak}"]
+    return "\n".join(lines)
+
+
+def _mmss(seconds: int) -> str:
+    return f"{seconds // 60:d}:{seconds % 60:02d}"
