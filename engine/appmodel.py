@@ -14,6 +14,7 @@ dotted path such as ``services[3].operations[0].calls[1].operation``) and what i
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from importlib import resources
@@ -317,6 +318,7 @@ def _loc(parts: tuple[int | str, ...]) -> str:
 def _cross_check(app: AppModel) -> list[tuple[str, str]]:
     """Checks that need the whole model: references, cycles, shares."""
     problems: list[tuple[str, str]] = []
+    src = source_root(app.name) if app.name in builtin_apps() else None
     names = app.service_names()
     index = {name: i for i, name in enumerate(names)}
     for name in {n for n in names if names.count(n) > 1}:
@@ -337,6 +339,10 @@ def _cross_check(app: AppModel) -> list[tuple[str, str]]:
                                               "(only Kafka consumers have none)"))
         if svc.resources.limits.memory is None and svc.resources.requests.memory is None:
             problems.append((f"{where}.resources", "set a memory request or limit"))
+        limit = svc.resources.limits.memory_bytes()
+        if limit is not None and parse_quantity(svc.memory_idle) >= limit:
+            problems.append((f"{where}.memory_idle", f"{svc.memory_idle} is not below the memory limit "
+                                                     f"{svc.resources.limits.memory}: every pod would be OOMKilled"))
         deps = {d.service for d in svc.dependencies}
         for j, dep in enumerate(svc.dependencies):
             if dep.service not in index:
@@ -346,6 +352,10 @@ def _cross_check(app: AppModel) -> list[tuple[str, str]]:
         for k, op in enumerate(svc.operations):
             if op.handler is not None and not re.match(r"^[^:]+:[A-Za-z_][\w.]*$", op.handler):
                 problems.append((f"{where}.operations[{k}].handler", "expected 'path/to/file:function'"))
+            elif op.handler is not None and src is not None and (src / svc.name).is_dir() \
+                    and not (src / svc.name / op.handler.split(":")[0]).is_file():
+                problems.append((f"{where}.operations[{k}].handler",
+                                 f"{op.handler.split(':')[0]!r} is not in {svc.name}'s source"))
             for m, call in enumerate(op.calls):
                 cwhere = f"{where}.operations[{k}].calls[{m}]"
                 if call.service not in index:
@@ -430,7 +440,12 @@ def load_app_file(path: str | Path) -> AppModel:
         FileNotFoundError: no such file.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise AppModelError(str(path), [("", "not a file")])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AppModelError(str(path), [("", "not a UTF-8 text file, so not an app model")]) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -469,7 +484,7 @@ def load_app(name_or_path: str) -> AppModel:
     if name_or_path in _CACHE:
         return _CACHE[name_or_path]
     candidate = Path(name_or_path)
-    if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
+    if candidate.suffix in (".yaml", ".yml") or os.sep in name_or_path or candidate.is_file():
         app = load_app_file(candidate)
     else:
         app = load_app_file(builtin_app_path(name_or_path))

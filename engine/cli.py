@@ -8,6 +8,8 @@ without ``textual`` or ``rich``.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -53,35 +55,60 @@ def cmd_sim(args: argparse.Namespace) -> int:
     """Run the embedded cluster under load and print its health as it goes."""
     from engine.sim.simulator import Simulator
 
-    try:
-        sim = Simulator(args.app, seed=args.seed)
-    except (KeyError, AppModelError) as exc:
-        print(f"marathon: {exc}", file=sys.stderr)
+    if not (math.isfinite(args.minutes) and args.minutes > 0):
+        print(f"marathon: --minutes must be a positive number, got {args.minutes}", file=sys.stderr)
         return 2
-    total = args.minutes * 60.0
+    try:
+        sim = Simulator(args.app, seed=args.seed, retention_s=3600.0)
+    except (KeyError, AppModelError) as exc:
+        print(f"marathon: {_message(exc)}", file=sys.stderr)
+        return 2
+    total = math.ceil(args.minutes * 60.0 / sim.dt) * sim.dt
     live = sys.stdout.isatty() and not args.quiet
     started = time.perf_counter()
     step = 60.0
-    while sim.now < total:
-        target = min(sim.now + step, total)
-        if args.speed:
-            wall_target = time.perf_counter() + (target - sim.now) / args.speed
-            sim.advance(target)
-            time.sleep(max(0.0, wall_target - time.perf_counter()))
-        else:
-            sim.advance(target)
-        if live:
-            print("\x1b[H\x1b[2J" + health_table(sim), flush=True)
-        elif not args.quiet:
-            print(f"t={sim.now / 60:5.1f} min  ", end="", flush=True)
-            worst = max(sim.route_health(60.0), key=lambda r: r.error_share)
-            print(f"worst route {worst.route} errors {100 * worst.error_share:.2f}%", flush=True)
+    interrupted = False
+    try:
+        while sim.now < total:
+            target = min(sim.now + step, total)
+            if args.speed:
+                wall_target = time.perf_counter() + (target - sim.now) / args.speed
+                sim.advance(target)
+                time.sleep(max(0.0, wall_target - time.perf_counter()))
+            else:
+                sim.advance(target)
+            if live:
+                print("\x1b[H\x1b[2J" + health_table(sim), flush=True)
+            elif not args.quiet:
+                worst = max(sim.route_health(60.0), key=lambda r: r.error_share)
+                print(f"t={sim.now / 60:5.1f} min  worst route {worst.route} errors "
+                      f"{100 * worst.error_share:.2f}%", flush=True)
+    except KeyboardInterrupt:
+        interrupted = True
     wall = time.perf_counter() - started
     print("\x1b[H\x1b[2J" if live else "", end="")
     print(health_table(sim))
-    print(f"\nsimulated {args.minutes:g} min of {sim.app.name} in {wall:.2f} s wall "
-          f"({len(sim.registry)} series, {len(sim.store.scrapes)} scrapes)")
-    return 0
+    print(f"\n{'interrupted after' if interrupted else 'simulated'} {sim.now / 60:g} min of {sim.app.name} "
+          f"in {wall:.2f} s wall ({len(sim.registry)} series)")
+    return 130 if interrupted else 0
+
+
+def _message(exc: BaseException) -> str:
+    """An exception's message without the quotes KeyError adds."""
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc)
+
+
+def seed_arg(text: str) -> int:
+    """argparse type for seeds: a non-negative integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected a non-negative integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid seed {value}: seeds are non-negative integers")
+    return value
 
 
 def cmd_app_list(args: argparse.Namespace) -> int:
@@ -99,7 +126,7 @@ def cmd_app_show(args: argparse.Namespace) -> int:
     try:
         app = load_app(args.name)
     except (KeyError, AppModelError) as exc:
-        print(f"marathon: {exc}", file=sys.stderr)
+        print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
     prof = static_profile(app)
     print(f"{app.title} ({app.name}), namespace {app.namespace}")
@@ -148,7 +175,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     try:
         sched = generate(args.app, args.seed, args.regime)
     except (KeyError, ValueError, CatalogError, FileNotFoundError) as exc:
-        print(f"marathon: {exc}", file=sys.stderr)
+        print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
     if args.output:
         Path(args.output).write_text(dump_schedule(sched), encoding="utf-8")
@@ -172,7 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = Orchestrator(sched, seed=args.seed if args.schedule is None else None, operator=operator,
                            run_dir=args.run_dir, clock="wall" if args.speed else "virtual", speed=args.speed or 1.0)
     except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
-        print(f"marathon: {exc}", file=sys.stderr)
+        print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
     started = time.perf_counter()
     try:
@@ -210,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sim", help="run the embedded cluster under load and print its health")
     p.add_argument("--app", default=DEFAULT_APP, help=f"app name or app file (default {DEFAULT_APP})")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--minutes", type=float, default=30.0, help="run time to simulate (default 30)")
     p.add_argument("--speed", type=float, default=0.0,
                    help="run-time seconds per wall second (default: as fast as possible)")
@@ -219,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schedule", help="generate a seeded fault schedule (table, or YAML with -o)")
     p.add_argument("--app", default=DEFAULT_APP)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
     p.add_argument("-o", "--output", help="write the schedule YAML here")
     p.add_argument("--yaml", action="store_true", help="print the YAML instead of the table")
@@ -228,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run a whole schedule headless")
     p.add_argument("--app", default=DEFAULT_APP)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
     p.add_argument("--agent", default="noop", help="the operator (default noop)")
@@ -256,7 +283,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         args = parser.parse_args(["sim", *(argv or [])])
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (| head): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     return code
 
 

@@ -57,3 +57,51 @@ def test_console_script_entry_point() -> None:
     out = subprocess.run([sys.executable, "-m", "engine.cli", "app", "list"], capture_output=True, text=True,
                          check=True)
     assert "train-ticket" in out.stdout
+
+
+def test_sim_rejects_bad_minutes_and_seeds(capsys: pytest.CaptureFixture[str]) -> None:
+    for minutes in ("0", "-5", "nan", "inf"):
+        assert main(["sim", "--minutes", minutes, "--quiet"]) == 2
+        assert "--minutes" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["sim", "--seed", "-3"])
+    assert "non-negative" in capsys.readouterr().err
+
+
+def test_sim_accepts_fractional_minutes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "--minutes", "0.01", "--quiet"]) == 0  # rounds up to the next whole second
+    assert "simulated 0.0166667 min" in capsys.readouterr().out
+
+
+def test_output_to_a_closed_pipe_is_quiet() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "app", "show", "train-ticket", "--routes"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err
+
+
+def test_ctrl_c_stops_a_long_sim_cleanly() -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "sim", "--minutes", "600", "--speed", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
+    assert b"interrupted after" in out
+
+
+def test_app_file_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    assert main(["sim", "--app", str(binary), "--minutes", "1"]) == 2
+    assert "UTF-8" in capsys.readouterr().err
+    assert main(["sim", "--app", "nope", "--minutes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("marathon: unknown app 'nope'")

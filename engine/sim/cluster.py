@@ -243,18 +243,9 @@ class Cluster:
         wl = self.workloads[name]
         if replicas == wl.replicas:
             return
-        old = wl.replicas
         wl.replicas = replicas
         wl.generation += 1
-        self._dirty.add(name)
-        if wl.kind == "Deployment":
-            self.event("Deployment", name, "Normal", "ScalingReplicaSet",
-                       f"Scaled {'up' if replicas > old else 'down'} replica set {self._rs_name(wl)} to {replicas}",
-                       "deployment-controller")
-
-    def _rs_name(self, wl: Workload) -> str:
-        rs = wl.current_rs()
-        return rs.name if rs else f"{wl.name}-{wl.template.template_hash()}"
+        self._dirty.add(name)  # the controller records ScalingReplicaSet when it acts
 
     def delete_pod(self, name: str, reason: str = "") -> Pod:
         """Delete a pod gracefully (``kubectl delete pod``); its owner replaces it.
@@ -793,7 +784,12 @@ class Cluster:
         elif probe.type == "http" and model_probe is not None and probe.path != model_probe.path:
             return False, "HTTP probe failed with statuscode: 404"
         if not pod.serving(t):
-            return False, f"dial tcp {pod.ip}:{port}: connect: connection refused"
+            if probe.type == "grpc":
+                return False, f'timeout: failed to connect service ":{probe.port or port}" within 1s'
+            if probe.type == "http":
+                return False, (f'Get "http://{pod.ip}:{probe.port or port}{probe.path or "/"}": dial tcp '
+                               f"{pod.ip}:{probe.port or port}: connect: connection refused")
+            return False, f"dial tcp {pod.ip}:{probe.port or port}: connect: connection refused"
         return True, ""
 
     def _readiness(self, pod: Pod, t: float) -> None:

@@ -14,7 +14,9 @@ becomes ``--previous``.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -48,6 +50,25 @@ def _iso(t: float) -> str:
     return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
 
 
+def fill_path(path: str, salt: str) -> str:
+    """Replace route template parameters (``{id}``) with plausible concrete values."""
+    if "{" not in path:
+        return path
+    digest = hashlib.sha256((path + salt).encode()).hexdigest().upper()
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1).lower()
+        if "date" in name:
+            return f"2026-01-{int(digest[:2], 16) % 28 + 1:02d}"
+        if "weight" in name:
+            return str(int(digest[:2], 16) % 40 + 1)
+        if name.endswith("id") or "number" in name or "code" in name:
+            return "".join(c for c in digest if c.isalnum())[:10]
+        return digest[:8].lower()
+
+    return re.sub(r"\{([^}]+)\}", value, path)
+
+
 def _java_class(service: str, function: str, file: str) -> str:
     base = service.replace("ts-", "").replace("-service", "").replace("-", "")
     cls = file.rsplit("/", 1)[-1].split(".", 1)[0] if file else "Application"
@@ -57,11 +78,12 @@ def _java_class(service: str, function: str, file: str) -> str:
 class LogFormatter:
     """Turns (kind, detail) into lines for one service's runtime."""
 
-    def __init__(self, service: str, language: str, port: int | None, container: str) -> None:
+    def __init__(self, service: str, language: str, port: int | None, container: str, role: str = "app") -> None:
         self.service = service
         self.language = language
         self.port = port or 8080
         self.container = container
+        self.role = role
 
     # -- framing ---------------------------------------------------------------
 
@@ -132,6 +154,12 @@ class LogFormatter:
     def startup(self, t: float, startup_s: float, revision_note: str) -> list[tuple[float, str]]:
         lang, svc, port = self.language, self.service, self.port
         done = t + startup_s
+        if self.role == "loadgenerator":
+            return [
+                (t + 0.3, self.line(t + 0.3, "info", "Starting Locust 2.20.0")),
+                (done, self.line(done, "info", "Ramping to the configured users; sending load to the entry "
+                                 "service")),
+            ]
         if lang == "java":
             app = "".join(part.capitalize() for part in svc.replace("ts-", "").split("-")) + "Application"
             return [
@@ -275,6 +303,7 @@ class LogFormatter:
         method, _, path = op.partition(" ")
         if not path:
             method, path = "POST", op
+        path = fill_path(path, f"{t:.3f}{peer}")
         if lang == "envoy":
             return (f"[{_iso(t)}] \"{method} {path} HTTP/1.1\" {status} - 0 1024 {int(duration_ms)} "
                     f"{int(duration_ms)} \"-\" \"python-requests/2.31.0\" \"-\" \"{self.service}:8080\" \"{peer}\"")

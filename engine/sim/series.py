@@ -133,14 +133,22 @@ class Scrape:
 class SeriesStore:
     """Every scrape of a run, sharing the registry's series identities."""
 
-    def __init__(self, registry: SeriesRegistry) -> None:
+    def __init__(self, registry: SeriesRegistry, retention_s: float | None = None) -> None:
         self.registry = registry
         self.scrapes: list[Scrape] = []
+        self.retention_s = retention_s
+        """Drop scrapes older than this many seconds (None: keep every scrape of the run)."""
 
     def record(self, t: float) -> Scrape:
         ids, values = self.registry.exposed()
         scrape = Scrape(t, ids, values)
         self.scrapes.append(scrape)
+        if self.retention_s is not None:
+            cut = 0
+            while cut < len(self.scrapes) and self.scrapes[cut].t < t - self.retention_s:
+                cut += 1
+            if cut:
+                del self.scrapes[:cut]
         return scrape
 
     @property

@@ -113,10 +113,16 @@ class Simulator(Substrate):
         dt: tick length, seconds.
         scrape_interval_s: Prometheus scrape interval, seconds.
         record_warmup: also keep the warm-up scrapes (before t = 0) in :attr:`store`.
+        retention_s: keep only this many seconds of scrapes (None: the whole run).
+
+    Raises:
+        ValueError: a negative or non-integer seed.
     """
 
     def __init__(self, app: AppModel | str, seed: int = 0, dt: float = 1.0, scrape_interval_s: float = 15.0,
-                 record_warmup: bool = True) -> None:
+                 record_warmup: bool = True, retention_s: float | None = None) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.app = load_app(app) if isinstance(app, str) else app
         self.seed = seed
         self.dt = dt
@@ -126,7 +132,7 @@ class Simulator(Substrate):
         traffic_ss, cluster_ss, log_ss = seq.spawn(3)
         self.log_rng = np.random.Generator(np.random.PCG64(log_ss))
         self.registry = SeriesRegistry()
-        self.store = SeriesStore(self.registry)
+        self.store = SeriesStore(self.registry, retention_s)
         self.forest = compile_forest(self.app)
         self.repos: dict[str, SourceRepo] = {}
         root = source_root(self.app.name)
@@ -144,7 +150,8 @@ class Simulator(Substrate):
         self._pending: list[tuple[float, ChangeRecord, PodTemplate]] = []
         self.container_logs: dict[str, ContainerLog] = {}
         self.formatters = {
-            svc.name: LogFormatter(svc.name, svc.language, svc.port, svc.container) for svc in self.app.services
+            svc.name: LogFormatter(svc.name, svc.language, svc.port, svc.container, svc.role)
+            for svc in self.app.services
         }
         self.cluster = Cluster(
             self.app, self.registry, np.random.Generator(np.random.PCG64(cluster_ss)), self.images,
@@ -156,6 +163,8 @@ class Simulator(Substrate):
         for i, (s, _) in enumerate(self.forest.ops):
             self._svc_ops.setdefault(s, []).append(i)
         self._table_version = -1
+        self._access_logged = {s.name for s in self.app.services
+                               if s.role == "app" and s.protocol in ("http", "grpc")}
         self._slot_matched: list[list[Effect]] = []
         self._seen_start: dict[str, float] = {}
         self._store_state: dict[str, dict[str, float]] = {
@@ -532,6 +541,9 @@ class Simulator(Substrate):
             for match, share in sorted({(e.match, e.share) for effs in k_matched for e in effs})
         ]
         traffic.reset_table(table)
+        # The load generator sends traffic only while one of its pods runs.
+        traffic.generator_up = any(p.service == app.load.generator and p.running and not p.terminating
+                                   for p in cluster.pods.values())
         self._rebuild_edges()
         self._table_version = cluster.version
 
@@ -792,7 +804,9 @@ class Simulator(Substrate):
         for i in np.flatnonzero(totals > 0).tolist():
             k = int(picks[i])
             name = tab.names[int(tab.k_owner[i])]
-            _, op_name = self.forest.ops[int(tab.k_op[k])]
+            service, op_name = self.forest.ops[int(tab.k_op[k])]
+            if service not in self._access_logged:
+                continue  # stores and Kafka consumers keep no access log
             median = float(self.traffic.op_lat_s[int(tab.k_op[k])] * 1000.0 * tab.k_latfac[k])
             lat = median * float(np.exp(0.35 * jitter[i, 0]))
             ts = t - float(jitter[i, 1] % 1.0) * self.scrape_interval_s
@@ -864,8 +878,10 @@ class Simulator(Substrate):
                                  f'"{pod}" not found')
         fmt = self.formatters[self.cluster.pods[pod].service]
         entries = sorted(lines, key=lambda x: x[0])
-        if tail:
-            entries = entries[-tail:]
+        if tail is not None:
+            if tail < 0:
+                raise SubstrateError(f"tail must be >= 0, got {tail}")
+            entries = entries[-tail:] if tail else []
         out = []
         for ts, entry in entries:
             if isinstance(entry, str):
@@ -1018,8 +1034,8 @@ class Simulator(Substrate):
             raise SubstrateError(f'pods "{pod}" not found') from None
 
     def scale(self, service: str, replicas: int) -> None:
-        if replicas < 0:
-            raise SubstrateError("replicas must be >= 0")
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
+            raise SubstrateError(f"replicas must be a non-negative integer, got {replicas!r}")
         self._workload(service)
         self.cluster.scale(service, replicas)
         rec = self._new_change(service, "scale", f"scale to {replicas} replicas", "operator")
@@ -1103,7 +1119,8 @@ class Simulator(Substrate):
     # ----------------------------------------------------------------- summaries
 
     def route_health(self, window_s: float = 60.0) -> list[RouteHealth]:
-        """User-facing health of each entry route over the last ``window_s`` seconds."""
+        """User-facing health of each entry route over the last ``window_s`` seconds: requests
+        and failures as the load generator counted them; latency quantiles from the model."""
         window = list(self.traffic.route_window)[-int(window_s / self.dt):]
         out = []
         for r, route in enumerate(self.app.routes):
@@ -1112,7 +1129,7 @@ class Simulator(Substrate):
             if total <= 0:
                 out.append(RouteHealth(route.name, 0.0, 0.0, 0.0, 0.0))
                 continue
-            err = float(sum(w.route_requests[r] * w.route_error[r] for w in window)) / total
+            err = float(sum(w.route_failed[r] for w in window)) / total
             med = float(sum(w.route_requests[r] * w.route_median_s[r] for w in window)) / total
             q = float(sum(w.route_requests[r] * w.route_timeout_share[r] for w in window)) / total
             tq = float(sum(w.route_requests[r] * w.route_timeout_s[r] for w in window)) / total

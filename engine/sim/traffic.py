@@ -128,6 +128,7 @@ class TickResult:
     Attributes:
         t: run time, seconds.
         route_requests: requests per route this tick.
+        route_failed: of those, how many failed (drawn from the model's error probability).
         route_error: share of each route's requests that failed.
         route_median_s: median latency of each route's normal path, seconds.
         route_sigma: log-normal shape of each route's normal path.
@@ -140,6 +141,7 @@ class TickResult:
 
     t: float
     route_requests: FloatArray
+    route_failed: FloatArray
     route_error: FloatArray
     route_median_s: FloatArray
     route_sigma: FloatArray
@@ -164,6 +166,8 @@ class Fold:
     s_call: FloatArray
     q_call: FloatArray
     t_call: FloatArray
+    reached: FloatArray
+    """Probability that the parent gets as far as making this call (earlier required calls succeeded)."""
 
     @property
     def log_down_exp(self) -> FloatArray:
@@ -266,6 +270,7 @@ class TrafficModel:
         self.rng = rng
         self.dt = dt
         self.load_factor = 1.0
+        self.generator_up = True
         svc_names = forest.services
         self.S = len(svc_names)
         self.O = len(forest.ops)
@@ -354,6 +359,8 @@ class TrafficModel:
     def rate(self, t: float) -> float:
         """Mean entry request rate at run time ``t``, requests per second."""
         load = self.app.load
+        if not self.generator_up:
+            return 0.0
         return load.base_rps * (1.0 + load.swing * math.sin(2.0 * math.pi * t / load.period_s)) * self.load_factor
 
     def invalidate(self) -> None:
@@ -369,7 +376,8 @@ class TrafficModel:
         V = op_var[f.op].copy()
         own_ok = 1.0 - op_err[f.op]
         out = Fold(M=M, V=V, log_down=np.zeros(N), succ=np.zeros(N), q_node=np.zeros(N), t_node=np.zeros(N),
-                   l_call=np.zeros(N), s_call=np.zeros(N), q_call=np.zeros(N), t_call=np.zeros(N))
+                   l_call=np.zeros(N), s_call=np.zeros(N), q_call=np.zeros(N), t_call=np.zeros(N),
+                   reached=np.ones(N))
         log_down = out.log_down
         log_q = np.zeros(N)
         tmax = np.zeros(N)
@@ -398,10 +406,20 @@ class TrafficModel:
             out.l_call[level], out.q_call[level], out.t_call[level], out.s_call[level] = lc, qc, tc, sigc
             if children.size:
                 qcc = qc[cmask]
-                M += np.bincount(parents, weights=t_blk * lc[cmask], minlength=N)
-                V += np.bincount(parents, weights=t_blk * vc[cmask], minlength=N)
-                log_q += np.bincount(parents, weights=t_blk * np.log(np.maximum(1.0 - qcc, 1e-12)), minlength=N)
-                log_down += np.bincount(parents, weights=t_req * np.log(np.maximum(sc[cmask], 1e-12)), minlength=N)
+                log_sc = t_req * np.log(np.maximum(sc[cmask], 1e-12))
+                # A handler returns at the first required call that fails: a call is made only
+                # if every required call before it (siblings in call order) succeeded.
+                excl = np.cumsum(log_sc) - log_sc
+                first = np.ones(parents.shape[0], dtype=bool)
+                first[1:] = parents[1:] != parents[:-1]
+                group = np.cumsum(first) - 1
+                reached = np.exp(excl - excl[first][group])
+                out.reached[children] = reached
+                M += np.bincount(parents, weights=t_blk * lc[cmask] * reached, minlength=N)
+                V += np.bincount(parents, weights=t_blk * vc[cmask] * reached, minlength=N)
+                log_q += np.bincount(parents, weights=t_blk * np.log(np.maximum(1.0 - qcc * reached, 1e-12)),
+                                     minlength=N)
+                log_down += np.bincount(parents, weights=log_sc, minlength=N)
                 if (qcc > 1e-9).any():
                     np.maximum.at(tmax, parents, np.where(blk & (qcc > 1e-9), tc[cmask], 0.0))
         return out
@@ -507,7 +525,7 @@ class TrafficModel:
         down = lin("log_down_exp")
         return Fold(M=M, V=np.maximum(second - M * M, 0.0), log_down=np.log(np.maximum(down, 1e-300)),
                     succ=lin("succ"), q_node=lin("q_node"), t_node=lin("t_node"), l_call=lin("l_call"),
-                    s_call=lin("s_call"), q_call=lin("q_call"), t_call=lin("t_call"))
+                    s_call=lin("s_call"), q_call=lin("q_call"), t_call=lin("t_call"), reached=lin("reached"))
 
     def _flow(self, t: float) -> None:
         """Recompute per-request probabilities and latencies of every node, op and slot.
@@ -574,11 +592,13 @@ class TrafficModel:
         # Nodes, top-down: the share of route requests that reach each node.
         N = f.size
         reach_path = np.ones(N)
+        made_path = np.ones(N)
         for level in self.levels_top_down:
-            above = np.where(self.has_parent[level], reach_path[self.parent_safe[level]], 1.0)
+            above = np.where(self.has_parent[level], reach_path[self.parent_safe[level]], 1.0) * fold.reached[level]
+            made_path[level] = above
             reach_path[level] = above * reach_n[level]
         self._served_per_req = f.weight * reach_path
-        self._made_per_req = f.weight * np.where(self.has_parent, reach_path[self.parent_safe], 1.0)
+        self._made_per_req = f.weight * made_path
         self._fail_n = 1.0 - succ
         self._l_call = l_call
 
@@ -641,6 +661,7 @@ class TrafficModel:
             self.topo_bins.append((minute, np.zeros(self.E), np.zeros(self.E), np.zeros(self.E)))
             self._topo_minute = minute
         n_r = self.rng.poisson(self.rate(t) * self.route_share * self.dt).astype(np.float64)
+        failed = self.rng.binomial(n_r.astype(np.int64), self._route_error).astype(np.float64)
         served_op = np.bincount(f.op, weights=n_r[f.route] * self._served_per_req, minlength=self.O)
         calls_k = served_op[tab.k_op] * self._share_k
         self._acc_calls += calls_k
@@ -655,6 +676,7 @@ class TrafficModel:
         result = TickResult(
             t=t,
             route_requests=n_r,
+            route_failed=failed,
             route_error=self._route_error,
             route_median_s=self._route_median,
             route_sigma=self._route_sigma,
