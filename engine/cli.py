@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from engine.appmodel import AppModelError, builtin_apps, load_app
 from engine.cli_app import add_import_arguments
+from engine.cli_bundle import add_seal_arguments, add_verify_arguments
+from scoring.cli import add_report_arguments, add_score_arguments
 
 if TYPE_CHECKING:
     from engine.orchestrator import Operator
@@ -196,8 +198,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
         operator = make_operator(args.agent)
-        run = Orchestrator(sched, seed=args.seed if args.schedule is None else None, operator=operator,
-                           run_dir=args.run_dir, clock="wall" if args.speed else "virtual", speed=args.speed or 1.0)
+        seed = args.seed if args.schedule is None else sched.seed
+        run_dir = None if args.no_record else args.run_dir or _fresh_run_dir(
+            f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
+        run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
+                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0)
     except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
@@ -210,22 +215,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     wall = time.perf_counter() - started
     print(run.summary())
-    print(f"\n{run.now / 60:.1f} min of run time in {wall:.2f} s wall"
-          + (f"; events recorded in {args.run_dir}" if args.run_dir else ""))
+    print(f"\n{run.now / 60:.1f} min of run time in {wall:.2f} s wall")
+    if run_dir is not None:
+        from engine.bundle import seal
+
+        bundle = seal(run_dir)
+        print(f"sealed bundle: {bundle}  (score it: marathon score {bundle})")
     return 0
 
 
+def _fresh_run_dir(name: str) -> str:
+    """``runs/<name>``, or ``runs/<name>-2``, ... when taken."""
+    base = Path("runs") / name
+    candidate, n = base, 1
+    while candidate.exists() or candidate.with_suffix(".marathon").exists():
+        n += 1
+        candidate = base.with_name(f"{name}-{n}")
+    return str(candidate)
+
+
 def make_operator(name: str) -> Operator:
-    """The built-in operator called ``name``.
+    """The built-in operator called ``name`` (see :mod:`engine.operators`).
 
     Raises:
         ValueError: unknown operator.
     """
-    from engine.orchestrator import NoopOperator
+    from engine.operators import make_operator as make
 
-    if name == "noop":
-        return NoopOperator()
-    raise ValueError(f"unknown agent {name!r}; built-in agents: noop")
+    return make(name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,10 +276,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
     p.add_argument("--agent", default="noop", help="the operator (default noop)")
-    p.add_argument("--run-dir", help="record the event stream in this directory")
+    p.add_argument("--run-dir", help="record the run here (default: runs/<run id>); sealed into <dir>.marathon")
+    p.add_argument("--no-record", action="store_true", help="keep the event stream in memory only")
     p.add_argument("--speed", type=float, default=0.0,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("seal", help="seal a run directory into one bundle file")
+    add_seal_arguments(p)
+    p = sub.add_parser("verify", help="verify a bundle: sealed, complete, unchanged")
+    add_verify_arguments(p)
+    p = sub.add_parser("score", help="score sealed bundles into a leaderboard")
+    add_score_arguments(p)
+    p = sub.add_parser("report", help="write an HTML report with plots for one bundle")
+    add_report_arguments(p)
 
     app_p = sub.add_parser("app", help="list, show or import app models")
     app_sub = app_p.add_subparsers(dest="app_command", metavar="SUBCOMMAND", required=True)

@@ -26,11 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from alerts.evaluator import AlertEvaluator, AlertTransition
+from alerts.history import AlertHistory, AlertInstance
 from engine.events import Event, EventStream
 from engine.health import HealthSampler
 from engine.recorder import RUN_FILE, SCHEDULE_FILE, RunRecorder
+from engine.sim.series import SeriesStore
 from engine.sim.simulator import Simulator
 from engine.substrate import SubstrateError
+from engine.tools import ToolBox, ToolResult
+from engine.workspace import Workspace
 from faults.inject import FaultInstance, finish_revert, inject, revert
 from faults.probes import evaluate_probe
 from faults.schedule import BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
@@ -46,12 +51,38 @@ TAIL_S = 60.0
 
 
 class AlertSource(Protocol):
-    """What the run loop needs from an alert evaluator (embedded or a real Prometheus)."""
+    """What the run loop needs from an alert evaluator (the embedded one, or a Prometheus)."""
 
-    def evaluate(self, sim: Simulator, t: float) -> list[dict[str, Any]]:
-        """Alert transitions since the last call: dicts with ``kind`` (alert.pending /
-        alert.firing / alert.resolved) and the event payload."""
+    history: AlertHistory | None
+
+    def step(self, store: SeriesStore | None, until: float) -> list[AlertTransition]:
+        """Evaluate at every interval boundary up to ``until``; the transitions, in order."""
         ...
+
+
+@dataclass
+class Invocation:
+    """One operator invocation: what the engine hands the operator every cadence.
+
+    Attributes:
+        number: 1, 2, ... in run order.
+        t: run time at invocation, seconds.
+        alerts: the cumulative alert history (every instance so far, oldest first).
+        new_alerts: instances that changed state since the previous invocation.
+        workspace: the operator's persistent workspace.
+        tools: the tool box (every call goes through the policy layer and costs run time).
+    """
+
+    number: int
+    t: float
+    alerts: list[AlertInstance]
+    new_alerts: list[AlertInstance]
+    workspace: Workspace
+    tools: ToolBox
+
+    def call(self, tool: str, **args: Any) -> ToolResult:
+        """Call a tool with keyword arguments (see :mod:`engine.tools`)."""
+        return self.tools.call(tool, args)
 
 
 class Operator(Protocol):
@@ -59,8 +90,8 @@ class Operator(Protocol):
 
     name: str
 
-    def invoke(self, run: Orchestrator, invocation: int) -> None:
-        """Act for one invocation; called every cadence with the run in its current state."""
+    def invoke(self, inv: Invocation) -> None:
+        """Act for one invocation; called every cadence."""
         ...
 
 
@@ -70,7 +101,7 @@ class NoopOperator:
 
     name: str = "noop"
 
-    def invoke(self, run: Orchestrator, invocation: int) -> None:
+    def invoke(self, inv: Invocation) -> None:
         return None
 
 
@@ -103,7 +134,8 @@ class Orchestrator:
         run_dir: record the event stream here (None: in memory only).
         clock: ``virtual`` (as fast as possible) or ``wall``.
         speed: run-time seconds per wall second on the wall clock.
-        alert_source: the alert evaluator, or None to run without alerts.
+        alert_source: the alert evaluator: ``"embedded"`` (default: the frozen pack on the
+            embedded evaluator), an :class:`AlertSource`, or None to run without alerts.
         cadence_s: operator invocation interval, run-time seconds.
         subscribers: called with every event, in emission order.
     """
@@ -117,7 +149,7 @@ class Orchestrator:
         run_dir: str | Path | None = None,
         clock: str = "virtual",
         speed: float = 1.0,
-        alert_source: AlertSource | None = None,
+        alert_source: AlertSource | str | None = "embedded",
         cadence_s: float = CADENCE_S,
         subscribers: tuple[Callable[[Event], None], ...] = (),
     ) -> None:
@@ -130,7 +162,12 @@ class Orchestrator:
         self.operator: Operator = operator or NoopOperator()
         self.clock = clock
         self.speed = speed
-        self.alert_source = alert_source
+        if alert_source == "embedded":
+            alert_source = AlertEvaluator(interval_s=EVAL_INTERVAL_S)
+        elif isinstance(alert_source, str):
+            raise ValueError(f"unknown alert source {alert_source!r}")
+        self.alert_source: AlertSource | None = alert_source
+        self.alert_history: AlertHistory | None = alert_source.history if alert_source is not None else None
         self.cadence_s = cadence_s
         self.catalog = {f.id: f for f in load_catalog(schedule.app).faults}
         self.sim = Simulator(schedule.app, seed=self.seed)
@@ -155,6 +192,10 @@ class Orchestrator:
         self._reverting: list[FaultInstance] = []
         self._burst_depth = 0
         self.health = HealthSampler(self.sim)
+        self.workspace = Workspace(Path(run_dir) / "workspace" if run_dir is not None else None)
+        self.tools = ToolBox(self, self.operator.name, self.workspace)
+        self._in_invocation = False
+        self._last_invoke_t = 0.0
         self.started = False
         self.finished = False
 
@@ -185,6 +226,8 @@ class Orchestrator:
             "eval_interval_s": EVAL_INTERVAL_S,
             "cadence_s": self.cadence_s,
             "schedule_sha256": schedule_digest(self.schedule_text),
+            "oracle": self.operator.name == "oracle",
+            "edges": [list(e) for e in self.sim.app.edges()],
         }
         if self.recorder is not None:
             self.recorder.write_json(RUN_FILE, meta)
@@ -212,7 +255,7 @@ class Orchestrator:
         self.start()
         target = min(target, self.end_t)
         while self.now < target - 1e-9 and not self.finished:
-            nxt = min(self._next_eval, self._next_invoke, target)
+            nxt = min(self._next_eval, target if self._in_invocation else min(self._next_invoke, target))
             if self._next_action < len(self._actions):
                 nxt = min(nxt, float(self._actions[self._next_action][0]))
             if nxt > self.now:
@@ -221,9 +264,11 @@ class Orchestrator:
             if self.now >= self._next_eval - 1e-9:
                 self._next_eval += EVAL_INTERVAL_S
                 self._evaluate()
-            if self.now >= self._next_invoke - 1e-9:
+            if self.now >= self._next_invoke - 1e-9 and not self._in_invocation:
                 self._next_invoke += self.cadence_s
                 self._invoke()
+                while self._next_invoke <= self.now + 1e-9:
+                    self._next_invoke += self.cadence_s  # an invocation that overran skips cadences
             if self.now >= self.end_t - 1e-9:
                 self._finish("schedule complete")
 
@@ -311,8 +356,8 @@ class Orchestrator:
                                             "commit": ch.commit, "image": ch.image})
         self._reverting = [i for i in self._reverting if not finish_revert(self.sim, i)]
         if self.alert_source is not None:
-            for tr in self.alert_source.evaluate(self.sim, self.now):
-                self.emit(tr["kind"], {k: v for k, v in tr.items() if k != "kind"})
+            for tr in self.alert_source.step(self.sim.store, self.now):
+                self._emit_alert(tr)
         for rec in self.faults.values():
             if rec.instance is None or not rec.instance.active:
                 continue
@@ -322,10 +367,41 @@ class Orchestrator:
                                        "p95_ms": round(res.p95_ms, 1), "detail": res.detail})
         self.emit("health.sample", self.health.sample())
 
+    def _emit_alert(self, tr: AlertTransition) -> None:
+        kind = {"pending": "alert.pending", "firing": "alert.firing"}.get(tr.to_state, "alert.resolved")
+        inst = None
+        if self.alert_history is not None:
+            inst = next((i for i in reversed(self.alert_history.instances)
+                         if i.fingerprint == tr.fingerprint and i.group == tr.group), None)
+        self.emit(kind, {"alert": tr.rule, "labels": tr.labels, "fingerprint": tr.fingerprint,
+                         "value": tr.value if tr.value == tr.value and abs(tr.value) != float("inf") else None,
+                         "id": f"A-{inst.id}" if inst else None, "from_state": tr.from_state,
+                         "state": tr.to_state, "active_at": tr.active_at,
+                         "summary": tr.annotations.get("summary", "")})
+
     def _invoke(self) -> None:
         self._invocations += 1
-        self.emit("agent.invoke", {"invocation": self._invocations, "operator": self.operator.name})
-        self.operator.invoke(self, self._invocations)
+        history = self.alert_history
+        alerts = list(history.instances) if history is not None else []
+        since = self._last_invoke_t
+        new = [i for i in alerts if any(since < t <= self.now for t, _ in i.transitions)]
+        self._last_invoke_t = self.now
+        self.emit("agent.invoke", {"invocation": self._invocations, "operator": self.operator.name,
+                                   "alerts": len(alerts), "new_alerts": len(new)})
+        self.tools.invocation = self._invocations
+        self.tools.policy.new_invocation()
+        inv = Invocation(self._invocations, self.now, alerts, new, self.workspace, self.tools)
+        self._in_invocation = True
+        try:
+            self.operator.invoke(inv)
+        finally:
+            self._in_invocation = False
+
+    def spend(self, seconds: float) -> None:
+        """Let ``seconds`` of run time pass during an invocation (a tool call's modeled cost)."""
+        if seconds <= 0 or self.finished:
+            return
+        self.advance_to(self.now + seconds)
 
     def _finish(self, reason: str) -> None:
         if self.finished:

@@ -1,0 +1,32 @@
+"""Built-in operators: ``noop``, ``runbook`` (SRE-Marathon's Table 6) and ``oracle``.
+
+Every operator implements :class:`engine.orchestrator.Operator`: ``invoke(inv)`` is
+called every cadence with the cumulative alert history, the workspace and the tool box;
+everything it does goes through the tools and the policy layer. LLM agents and external
+harnesses plug in the same way.
+"""
+
+from __future__ import annotations
+
+from engine.orchestrator import NoopOperator, Operator
+
+BUILTIN = ("noop", "runbook", "oracle")
+
+
+def make_operator(name: str) -> Operator:
+    """The built-in operator called ``name``.
+
+    Raises:
+        ValueError: unknown operator.
+    """
+    if name == "noop":
+        return NoopOperator()
+    if name == "runbook":
+        from engine.operators.runbook import RunbookOperator
+
+        return RunbookOperator()
+    if name == "oracle":
+        from engine.operators.oracle import OracleOperator
+
+        return OracleOperator()
+    raise ValueError(f"unknown agent {name!r}; built-in agents: {', '.join(BUILTIN)}")
