@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from alerts.live import add_prometheus_config_arguments
 from engine.appmodel import AppModelError, builtin_apps, load_app
 from engine.cli_app import add_import_arguments
 from engine.cli_bundle import add_seal_arguments, add_verify_arguments
@@ -201,8 +202,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         seed = args.seed if args.schedule is None else sched.seed
         run_dir = None if args.no_record else args.run_dir or _fresh_run_dir(
             f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
+        alerts = None if args.alerts == "none" else args.alerts
         run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
-                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0)
+                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0, alert_source=alerts)
+        if args.metrics_port is not None:
+            port = run.serve_metrics(args.metrics_port)
+            print(f"serving /metrics on http://127.0.0.1:{port}/metrics", flush=True)
     except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
@@ -212,6 +217,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         run.close()
         print(f"\ninterrupted at run time {run.now / 60:.1f} min", file=sys.stderr)
+        if run_dir is not None:
+            from engine.bundle import seal
+
+            bundle = seal(run_dir, recover=True)
+            print(f"sealed the incomplete run: {bundle}", file=sys.stderr)
         return 130
     wall = time.perf_counter() - started
     print(run.summary())
@@ -278,6 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", default="noop", help="the operator (default noop)")
     p.add_argument("--run-dir", help="record the run here (default: runs/<run id>); sealed into <dir>.marathon")
     p.add_argument("--no-record", action="store_true", help="keep the event stream in memory only")
+    p.add_argument("--alerts", default="embedded",
+                   help="alert source: embedded (default), none, or prometheus=URL (needs --speed; serve the "
+                        "series to it with --metrics-port)")
+    p.add_argument("--metrics-port", type=int, default=None,
+                   help="serve the simulation's /metrics on this loopback port (0: any free port)")
     p.add_argument("--speed", type=float, default=0.0,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
     p.set_defaults(func=cmd_run)
@@ -290,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_score_arguments(p)
     p = sub.add_parser("report", help="write an HTML report with plots for one bundle")
     add_report_arguments(p)
+
+    p = sub.add_parser("prometheus-config", help="write a scrape config and the rule pack for your Prometheus")
+    add_prometheus_config_arguments(p)
 
     app_p = sub.add_parser("app", help="list, show or import app models")
     app_sub = app_p.add_subparsers(dest="app_command", metavar="SUBCOMMAND", required=True)

@@ -20,6 +20,8 @@ can step it between frames.
 from __future__ import annotations
 
 import hashlib
+import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,7 +55,10 @@ TAIL_S = 60.0
 class AlertSource(Protocol):
     """What the run loop needs from an alert evaluator (the embedded one, or a Prometheus)."""
 
-    history: AlertHistory | None
+    @property
+    def history(self) -> AlertHistory | None:
+        """The cumulative alert history the source keeps."""
+        ...
 
     def step(self, store: SeriesStore | None, until: float) -> list[AlertTransition]:
         """Evaluate at every interval boundary up to ``until``; the transitions, in order."""
@@ -162,12 +167,24 @@ class Orchestrator:
         self.operator: Operator = operator or NoopOperator()
         self.clock = clock
         self.speed = speed
+        self.lock = threading.RLock()
+        """Held while the simulation advances (the live /metrics server reads under it)."""
+        self.metrics_server: Any = None
+        source: AlertSource | None
         if alert_source == "embedded":
-            alert_source = AlertEvaluator(interval_s=EVAL_INTERVAL_S)
+            source = AlertEvaluator(interval_s=EVAL_INTERVAL_S)
+        elif isinstance(alert_source, str) and alert_source.startswith("prometheus="):
+            if clock != "wall":
+                raise ValueError("reading alerts from Prometheus needs the wall clock (--speed)")
+            from alerts.live import PrometheusAlerts
+
+            source = PrometheusAlerts(alert_source.split("=", 1)[1], clock=lambda: self.sim.now)
         elif isinstance(alert_source, str):
             raise ValueError(f"unknown alert source {alert_source!r}")
-        self.alert_source: AlertSource | None = alert_source
-        self.alert_history: AlertHistory | None = alert_source.history if alert_source is not None else None
+        else:
+            source = alert_source
+        self.alert_source: AlertSource | None = source
+        self.alert_history: AlertHistory | None = source.history if source is not None else None
         self.cadence_s = cadence_s
         self.catalog = {f.id: f for f in load_catalog(schedule.app).faults}
         self.sim = Simulator(schedule.app, seed=self.seed)
@@ -236,6 +253,13 @@ class Orchestrator:
 
     # ----------------------------------------------------------------- the loop
 
+    def serve_metrics(self, port: int = 0, host: str = "127.0.0.1") -> int:
+        """Serve the simulation's series at ``http://host:port/metrics`` for a real Prometheus; returns the port."""
+        from alerts.live import MetricsServer
+
+        self.metrics_server = MetricsServer(self.sim.exposition, self.lock, host=host, port=port)
+        return int(self.metrics_server.start())
+
     def run(self) -> None:
         """Run the whole schedule to the end (virtual clock: as fast as possible)."""
         self.start()
@@ -246,20 +270,25 @@ class Orchestrator:
                 due = wall0 + target / self.speed
                 delay = due - time.monotonic()
                 if delay > 0:
+                    if self.recorder is not None:
+                        self.recorder.flush()  # nothing recorded waits in a buffer while we sleep
                     time.sleep(delay)
             self.advance_to(target)
         self.close()
 
     def advance_to(self, target: float) -> None:
-        """Run the loop until run time ``target`` (or the end of the run)."""
+        """Run the loop until run time ``target`` (or the end of the run), in whole ticks:
+        a target between two ticks stops at the earlier one."""
         self.start()
-        target = min(target, self.end_t)
+        dt = self.sim.dt
+        target = min(math.floor(target / dt + 1e-9) * dt, self.end_t)
         while self.now < target - 1e-9 and not self.finished:
             nxt = min(self._next_eval, target if self._in_invocation else min(self._next_invoke, target))
             if self._next_action < len(self._actions):
                 nxt = min(nxt, float(self._actions[self._next_action][0]))
             if nxt > self.now:
-                self.sim.advance(nxt)
+                with self.lock:
+                    self.sim.advance(nxt)
             self._due_actions()
             if self.now >= self._next_eval - 1e-9:
                 self._next_eval += EVAL_INTERVAL_S
@@ -413,9 +442,12 @@ class Orchestrator:
                               "events": len(self.stream.events) + 1})
 
     def close(self) -> None:
-        """Flush and close the recorder (the run may continue in memory)."""
+        """Flush and close the recorder (the run may continue in memory); stop serving metrics."""
         if self.recorder is not None:
             self.recorder.close()
+        if self.metrics_server is not None:
+            self.metrics_server.stop()
+            self.metrics_server = None
 
     # ----------------------------------------------------------------- summary
 

@@ -345,6 +345,8 @@ class ToolBox:
             result = self._handlers[name](parsed)
         except (SubstrateError, WorkspaceError, KeyError, ValueError) as exc:
             result = ToolResult(False, error=str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+        except Exception as exc:  # a defect in a tool must not take the run down; the operator sees it
+            result = ToolResult(False, error=f"internal error in {name}: {type(exc).__name__}: {exc}")
         result.output = _clip(result.output)
         reason = decision.reason if decision else "read-only" if spec.tier != "report" else "report"
         self._record(name, spec.tier, parsed.model_dump(), targets, True, reason, result, tokens)
@@ -440,23 +442,21 @@ class ToolBox:
         from engine import kubectl
 
         objects = self.run.sim.objects(_KIND_API[a.kind])
-        if a.name is not None:
-            objects = [o for o in objects if o["metadata"]["name"] == a.name]
-            if not objects:
-                raise SubstrateError(f'Error from server (NotFound): {a.kind} "{a.name}" not found')
         text = kubectl.get(_KIND_API[a.kind], objects, output=a.output, now=self._now(), selector=a.selector,
-                           namespace=self.run.sim.app.namespace)
+                           name=a.name, namespace=self.run.sim.app.namespace)
         return ToolResult(True, text)
 
     def _kubectl_describe(self, a: KubectlDescribeArgs) -> ToolResult:
         from engine import kubectl
 
         kind = _KIND_API[a.kind]
-        objects = [o for o in self.run.sim.objects(kind) if o["metadata"]["name"] == a.name]
+        sim = self.run.sim
+        objects = [o for o in sim.objects(kind) if o["metadata"]["name"] == a.name]
         if not objects:
             raise SubstrateError(f'Error from server (NotFound): {a.kind} "{a.name}" not found')
-        events = [e for e in self.run.sim.events() if e["involvedObject"]["name"] == a.name]
-        return ToolResult(True, kubectl.describe(kind, objects[0], events, now=self._now()))
+        events = sim.events()
+        return ToolResult(True, kubectl.describe(kind, objects[0], events, now=self._now(), pods=sim.objects("Pod"),
+                                                 replicasets=sim.objects("ReplicaSet")))
 
     def _query_logs(self, a: QueryLogsArgs) -> ToolResult:
         if (a.deployment is None) == (a.pod is None):

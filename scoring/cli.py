@@ -52,7 +52,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     except (BundleError, OSError, ValueError) as exc:
         raise ScoreError(str(exc)) from None
     integrity = "sealed"
-    if not report.ok:
+    if not (report.ok and report.sealed):
         if not allow_unverified:
             first = report.problems[0] if report.problems else "not sealed"
             raise ScoreError(f"{path}: refused: bundle does not verify ({first}); use --allow-unverified to score "

@@ -61,7 +61,9 @@ def timeline_figure(score: RunScore, events: Sequence[Event]) -> object:
                         markeredgecolor="black")
     ax.set_yticks(range(n), [f.fault[:38] for f in reversed(faults)], fontsize=7)
     ax.set_title(f"{score.run_id}: faults (bars, by category) with correlation o, localization s, repair *")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in CATEGORY_COLOURS.values()]
+    from matplotlib.patches import Rectangle
+
+    handles = [Rectangle((0, 0), 1, 1, color=c) for c in CATEGORY_COLOURS.values()]
     ax.legend(handles, list(CATEGORY_COLOURS), loc="upper right", fontsize=7)
     live = [a for a in score.action_log if not a.risky]
     risky = [a for a in score.action_log if a.risky]

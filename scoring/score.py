@@ -212,8 +212,11 @@ def score_events(events: Sequence[Event], *, app: Any = None, noop: Mapping[str,
     for ev in events:
         if ev.kind != "report.incident":
             continue
-        votes = Counter(alert_owner.get(a) for a in ev.payload["alerts"])
-        votes.pop(None, None)
+        votes: Counter[str] = Counter()
+        for ref in ev.payload["alerts"]:
+            owner = alert_owner.get(ref)
+            if owner is not None:
+                votes[owner] += 1
         if not votes:
             continue
         best = max(votes.items(), key=lambda kv: (kv[1], -win[kv[0]].t_inject))[0]

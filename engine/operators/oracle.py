@@ -19,6 +19,7 @@ from faults.probes import evaluate_probe
 from scoring.attribution import FaultWindow, attribute
 
 if TYPE_CHECKING:
+    from alerts.history import AlertInstance
     from engine.orchestrator import FaultRecord, Invocation
 
 
@@ -58,17 +59,17 @@ class OracleOperator:
                 continue
             self._handle(inv, rec, mine)
 
-    def _handle(self, inv: Invocation, rec: FaultRecord, alerts: list[object]) -> None:
+    def _handle(self, inv: Invocation, rec: FaultRecord, alerts: list[AlertInstance]) -> None:
         spec = rec.spec
         inst = rec.instance
         assert inst is not None
-        ids = [f"A-{a.id}" for a in alerts]  # type: ignore[attr-defined]
+        ids = [f"A-{a.id}" for a in alerts]
         res = inv.call("report_incident", alerts=ids, title=f"{spec.title} ({spec.target})")
         if not res.ok:
             return
         incident = str(res.data["incident"])
         self.handled[spec.id] = incident
-        self.claimed.update(a.id for a in alerts)  # type: ignore[attr-defined]
+        self.claimed.update(a.id for a in alerts)
         artifact = inst.change_ids[0] if inst.change_ids and spec.artifact.kind == "change" else spec.artifact.ref
         inv.call("report_rca", incident=incident, service=spec.target, category=spec.category, artifact=artifact,
                  summary=f"{spec.title}. Remedy: {spec.remedy.action}.")

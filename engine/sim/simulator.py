@@ -163,6 +163,7 @@ class Simulator(Substrate):
         for i, (s, _) in enumerate(self.forest.ops):
             self._svc_ops.setdefault(s, []).append(i)
         self._table_version = -1
+        self._entry_services = {r.entry.service for r in self.app.routes}
         self._access_logged = {s.name for s in self.app.services
                                if s.role == "app" and s.protocol in ("http", "grpc")}
         self._slot_matched: list[list[Effect]] = []
@@ -622,6 +623,8 @@ class Simulator(Substrate):
         if not http:
             return
         target = {"job": svc.name, "namespace": self.app.namespace, "service": svc.name, "pod": pod.name}
+        if svc.name in self._entry_services:
+            target["entry"] = "true"  # a target label set by relabelling from the pod's entry label
         if fresh or not http_keys:
             for op in ops:
                 name = self.forest.ops[op][1]

@@ -206,6 +206,19 @@ func (cs *checkout) emptyUserCart(ctx context.Context, userID string) error {
 	return err
 }
 
+// recoverPanics turns a panic in a handler (money.Must on a bad amount, a nil message)
+// into an Internal error for that one request instead of taking the whole process, and
+// every order in flight on it, down.
+func recoverPanics(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Errorf("panic in %s: %v", info.FullMethod, r)
+			err = status.Errorf(codes.Internal, "internal error: %v", r)
+		}
+	}()
+	return handler(ctx, req)
+}
+
 func main() {
 	var port string
 	mustMapEnv(&port, "CHECKOUT_PORT")
@@ -236,7 +249,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(recoverPanics))
 	pb.RegisterCheckoutServiceServer(srv, cs)
 	log.Infof("starting to listen on tcp: %q", lis.Addr().String())
 	if err := srv.Serve(lis); err != nil {

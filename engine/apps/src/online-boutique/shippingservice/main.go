@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/GoogleCloudPlatform/microservices-demo/src/shippingservice/genproto"
@@ -115,8 +116,19 @@ func (s *server) ShipOrder(ctx context.Context, in *pb.ShipOrderRequest) (*pb.Sh
 	if !ValidTrackingId(id) {
 		return nil, status.Errorf(codes.Internal, "generated malformed tracking id %q", id)
 	}
-	log.WithField("tracking_id", id).WithField("units", count).Info("order shipped")
+	log.WithField("tracking_id", id).WithField("units", count).WithField("request_id", requestID(ctx)).Info("order shipped")
 	return &pb.ShipOrderResponse{TrackingId: id}, nil
+}
+
+// requestID returns the caller's x-request-id metadata, to correlate shipping logs with
+// the checkout that booked the parcel; empty when the caller sent none.
+func requestID(ctx context.Context) string {
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get("x-request-id"); len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
 }
 
 // validateAddress requires the fields a carrier label needs.

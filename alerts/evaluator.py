@@ -1,0 +1,428 @@
+"""The embedded alert evaluator: Prometheus 2.42 rule evaluation on the virtual clock.
+
+:class:`AlertEvaluator` holds a :class:`~alerts.promql.storage.Storage` fed with scrapes
+(:meth:`~AlertEvaluator.ingest` takes the simulator's
+:class:`~engine.sim.series.Scrape` objects, :meth:`~AlertEvaluator.ingest_samples` any
+``(labels, value)`` source) and evaluates rule groups at run times the caller chooses --
+every ``interval_s`` (15 s, Prometheus' default evaluation interval) through
+:meth:`~AlertEvaluator.step`. Each evaluation returns the :class:`AlertTransition` list
+of that time.
+
+Alerting semantics are those of ``rules/alerting.go`` (v2.42.0): an alert becomes
+``pending`` when its expression returns the label set, ``firing`` once it has been
+active for ``for``, stays firing ``keep_firing_for`` after the expression stops
+returning it, and is then ``resolved``; a pending alert that disappears goes back to
+``inactive`` without ever firing. Alert labels are the expression's labels (without
+``__name__``) plus the templated rule labels plus ``alertname``; annotations are
+re-templated at every evaluation. Like a running Prometheus (and ``promtool test
+rules``), every evaluation writes ``ALERTS{alertstate=...}`` and ``ALERTS_FOR_STATE``
+samples, and recording rules write their series, so later rules can read them.
+
+Transitions: ``inactive -> pending`` for a new alert, ``pending -> firing``,
+``pending -> inactive`` (cleared before ``for``), ``firing -> resolved``. An alert
+with ``for: 0`` reports ``inactive -> pending`` and ``pending -> firing`` at the same
+time, so every firing is preceded by a pending event.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from alerts.history import AlertHistory
+from alerts.promql.engine import EvalContext
+from alerts.promql.labels import METRIC_NAME, fingerprint
+from alerts.promql.storage import FloatArray, IntArray, Storage, to_ms
+from alerts.promql.values import QueryError, Vector
+from alerts.rules import Rule, RuleSet, load_pack, load_rule_file
+from alerts.templates import TemplateData
+
+if TYPE_CHECKING:
+    from engine.sim.series import Scrape, SeriesInfo, SeriesStore
+
+RESOLVED_RETENTION_S = 900.0
+"""alerting.go ``resolvedRetention``: a resolved alert is kept 15 minutes."""
+
+
+@dataclass(frozen=True)
+class AlertTransition:
+    """One state change of one alert.
+
+    Attributes:
+        rule: alert name; group: its rule group.
+        labels: the alert's labels (``alertname`` included).
+        fingerprint: Alertmanager fingerprint of ``labels`` (16 hex digits).
+        from_state, to_state: ``inactive``, ``pending``, ``firing`` or ``resolved``.
+        t: run time of the evaluation, seconds.
+        value: the expression's value for this alert at that evaluation (the last one
+            seen, for ``resolved``/``inactive``).
+        annotations: templated annotations at that evaluation.
+        active_at: when the alert became pending, seconds.
+    """
+
+    rule: str
+    group: str
+    labels: dict[str, str]
+    fingerprint: str
+    from_state: str
+    to_state: str
+    t: float
+    value: float
+    annotations: dict[str, str]
+    active_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (NaN/Inf values become strings, as Prometheus' API writes them)."""
+        return {"rule": self.rule, "group": self.group, "labels": dict(self.labels), "fingerprint": self.fingerprint,
+                "from_state": self.from_state, "to_state": self.to_state, "t": self.t,
+                "value": self.value if math.isfinite(self.value) else str(self.value),
+                "annotations": dict(self.annotations), "active_at": self.active_at}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AlertTransition:
+        return cls(str(d["rule"]), str(d.get("group", "")), dict(d["labels"]), str(d["fingerprint"]),
+                   str(d["from_state"]), str(d["to_state"]), float(d["t"]), float(d["value"]),
+                   dict(d.get("annotations", {})), float(d.get("active_at", d["t"])))
+
+
+@dataclass
+class _Alert:
+    labels: dict[str, str]
+    fingerprint: str
+    annotations: dict[str, str]
+    value: float
+    active_at_ms: int
+    state: str = "pending"
+    fired_at_ms: int | None = None
+    resolved_at_ms: int | None = None
+    keep_firing_since_ms: int | None = None
+
+
+@dataclass
+class _RuleState:
+    rule: Rule
+    active: dict[str, _Alert] = field(default_factory=dict)
+    series: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Label-set ids this rule wrote at its last evaluation (for staleness markers)."""
+    plans: dict[bytes, Any] = field(default_factory=dict)
+    """Cached output label sets and storage columns, keyed by input label-set ids."""
+    last_error: str | None = None
+    last_eval_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class ActiveAlert:
+    """A pending or firing alert now (Prometheus ``/api/v1/alerts`` entry)."""
+
+    rule: str
+    group: str
+    labels: dict[str, str]
+    fingerprint: str
+    state: str
+    active_at: float
+    value: float
+    annotations: dict[str, str]
+
+
+class AlertEvaluator:
+    """Evaluate a rule set over ingested samples (see module docstring).
+
+    Args:
+        rules: a loaded :class:`RuleSet`, a rule-file path, or None for the frozen pack.
+        interval_s: evaluation interval used by :meth:`step` and as the default
+            subquery resolution, seconds.
+        lookback_s: instant-vector lookback, seconds (Prometheus' 5 minutes).
+        external_labels: ``$externalLabels`` for templates.
+        record_history: keep an :class:`AlertHistory` of every transition.
+
+    Raises:
+        RuleFileError: the rule file does not load.
+    """
+
+    def __init__(self, rules: RuleSet | str | Path | None = None, *, interval_s: float = 15.0,
+                 lookback_s: float = 300.0, external_labels: Mapping[str, str] | None = None,
+                 external_url: str = "", record_history: bool = True) -> None:
+        if rules is None:
+            rules = load_pack()
+        elif not isinstance(rules, RuleSet):
+            rules = load_rule_file(rules)
+        self.rules = rules
+        self.interval_s = interval_s
+        self.lookback_ms = to_ms(lookback_s)
+        self.external_labels = dict(external_labels or {})
+        self.external_url = external_url
+        self.storage = Storage(rows=512, cols=8192)
+        self.history = AlertHistory() if record_history else None
+        self._states = [[_RuleState(r) for r in g.rules] for g in rules.groups]
+        self._sim_cols: IntArray = np.zeros(0, dtype=np.int64)
+        self._synced = 0
+        self._next_eval_ms: int | None = None
+        self.evaluations = 0
+
+    # ---------------------------------------------------------------- ingestion
+
+    def ingest(self, scrape: Scrape, info: Sequence[SeriesInfo]) -> None:
+        """Add one simulator scrape (series that vanished since the last one go stale).
+
+        Args:
+            scrape: the scrape (``t`` seconds of run time, series ids, values).
+            info: the registry's series identities, indexed by id (``SeriesStore.info``).
+
+        Raises:
+            ValueError: a scrape older than the newest sample.
+        """
+        ids = scrape.ids
+        n = len(info)
+        known = self._sim_cols.shape[0]
+        if n > known:
+            grown = np.full(n, -1, dtype=np.int64)
+            grown[:known] = self._sim_cols
+            self._sim_cols = grown
+        cols = self._sim_cols[ids]
+        missing = np.flatnonzero(cols < 0)
+        if missing.size:
+            st = self.storage
+            for k in missing.tolist():
+                sid = int(ids[k])
+                si = info[sid]
+                col = st.column(st.labels.intern(tuple(sorted((*si.labels, (METRIC_NAME, si.name))))))
+                self._sim_cols[sid] = col
+            cols = self._sim_cols[ids]
+        self.storage.append_scrape(to_ms(scrape.t), cols, scrape.values)
+
+    def sync(self, store: SeriesStore) -> int:
+        """Ingest every scrape of ``store`` not ingested yet; returns how many."""
+        scrapes = store.scrapes
+        count = 0
+        while self._synced < len(scrapes):
+            self.ingest(scrapes[self._synced], store.info)
+            self._synced += 1
+            count += 1
+        return count
+
+    def ingest_samples(self, t: float, samples: Iterable[tuple[Mapping[str, str], float]]) -> None:
+        """Add one scrape from any source: ``(labels with __name__, value)`` pairs at ``t`` seconds.
+
+        Series present in the previous scrape and absent here get a staleness marker.
+        """
+        st = self.storage
+        cols: list[int] = []
+        vals: list[float] = []
+        for labels, value in samples:
+            cols.append(st.column_of(labels))
+            vals.append(float(value))
+        st.append_scrape(to_ms(t), np.asarray(cols, dtype=np.int64), np.asarray(vals, dtype=np.float64))
+
+    # ---------------------------------------------------------------- evaluation
+
+    def step(self, store: SeriesStore | None, until: float) -> list[AlertTransition]:
+        """Evaluate at every interval boundary up to ``until`` seconds, ingesting
+        scrapes from ``store`` as they become due; returns all transitions, in order.
+
+        The first evaluation is at the first multiple of ``interval_s`` at or after the
+        first call's newest sample (or ``until``).
+        """
+        out: list[AlertTransition] = []
+        step_ms = to_ms(self.interval_s)
+        if self._next_eval_ms is None:
+            first = store.scrapes[0].t if store is not None and store.scrapes else until
+            self._next_eval_ms = -(-to_ms(first) // step_ms) * step_ms
+        until_ms = to_ms(until)
+        while self._next_eval_ms <= until_ms:
+            t_ms = self._next_eval_ms
+            if store is not None:
+                scrapes = store.scrapes
+                while self._synced < len(scrapes) and to_ms(scrapes[self._synced].t) <= t_ms:
+                    self.ingest(scrapes[self._synced], store.info)
+                    self._synced += 1
+            out.extend(self.evaluate(t_ms / 1000.0))
+            self._next_eval_ms = t_ms + step_ms
+        return out
+
+    def evaluate(self, t: float) -> list[AlertTransition]:
+        """Evaluate every group at run time ``t`` seconds; returns this evaluation's transitions.
+
+        A group with its own ``interval`` is evaluated only at multiples of it.
+        """
+        t_ms = to_ms(t)
+        ctx = EvalContext(self.storage, t_ms, self.lookback_ms, t_ms, t_ms, to_ms(self.interval_s))
+        out: list[AlertTransition] = []
+        for group, states in zip(self.rules.groups, self._states, strict=True):
+            if group.interval_s and t_ms % to_ms(group.interval_s) != 0:
+                continue
+            for state in states:
+                self._eval_rule(state, ctx, out)
+        self.evaluations += 1
+        if self.history is not None:
+            self.history.record(out)
+            for group_states in self._states:
+                for state in group_states:
+                    for a in state.active.values():
+                        if a.state in ("pending", "firing"):
+                            self.history.update(state.rule.group, a.fingerprint, a.value, a.annotations)
+        return out
+
+    def _query(self, rule: Rule, ctx: EvalContext) -> Vector:
+        res = rule.node.eval(ctx)
+        if isinstance(res, float):
+            table = ctx.labels
+            return Vector(np.asarray([table.intern(())], dtype=np.int64), np.asarray([res]))
+        if not isinstance(res, Vector):
+            raise QueryError(f"rule result is a {type(res).__name__}, not an instant vector")
+        return res
+
+    def _eval_rule(self, state: _RuleState, ctx: EvalContext, out: list[AlertTransition]) -> None:
+        rule = state.rule
+        state.last_eval_ms = ctx.t_ms
+        try:
+            res = self._query(rule, ctx)
+        except QueryError as exc:
+            state.last_error = str(exc)
+            return
+        state.last_error = None
+        if rule.kind == "record":
+            self._write_record(state, ctx, res)
+        else:
+            self._eval_alert(state, ctx, res, out)
+
+    def _write_record(self, state: _RuleState, ctx: EvalContext, res: Vector) -> None:
+        table = ctx.labels
+        key = b"r" + res.lids.tobytes()
+        lids = state.plans.get(key)
+        if lids is None:
+            out: list[int] = []
+            for lid in res.lids.tolist():
+                labels = dict(table.pairs(lid))
+                labels[METRIC_NAME] = state.rule.name
+                for k, v in state.rule.labels.items():
+                    if v:
+                        labels[k] = v
+                    else:
+                        labels.pop(k, None)
+                out.append(table.intern_map(labels))
+            lids = np.asarray(out, dtype=np.int64)
+            if len(state.plans) > 64:
+                state.plans.clear()
+            state.plans[key] = lids
+        if np.unique(lids).shape[0] != lids.shape[0]:
+            state.last_error = "vector contains metrics with the same labelset after applying rule labels"
+            return
+        self._write_series(state, ctx.t_ms, lids, res.vals)
+
+    def _write_series(self, state: _RuleState, t_ms: int, lids: IntArray, vals: FloatArray) -> None:
+        """Write a rule's output at ``t_ms``; series it wrote last time and not now go stale."""
+        if lids.shape[0] == 0 and state.series.shape[0] == 0:
+            return
+        st = self.storage
+        key = b"c" + lids.tobytes()
+        cols = state.plans.get(key)
+        if cols is None:
+            cols = np.asarray([st.column(int(lid)) for lid in lids.tolist()], dtype=np.int64)
+            state.plans[key] = cols
+        if np.array_equal(state.series, lids):
+            gone: IntArray = np.zeros(0, dtype=np.int64)
+        else:
+            old = np.setdiff1d(state.series, lids)
+            gone = np.asarray([st.column(int(lid)) for lid in old.tolist()], dtype=np.int64)
+        st.write(t_ms, cols, vals, gone)
+        state.series = lids
+
+    def _eval_alert(self, state: _RuleState, ctx: EvalContext, res: Vector, out: list[AlertTransition]) -> None:
+        rule = state.rule
+        table = ctx.labels
+        t_ms = ctx.t_ms
+        fresh: dict[str, _Alert] = {}
+        for lid, value in zip(res.lids.tolist(), res.vals.tolist(), strict=True):
+            labels = {k: v for k, v in table.pairs(lid) if k != METRIC_NAME}
+            data = TemplateData(labels, value, self.external_labels, self.external_url)
+            final = dict(labels)
+            for key, tmpl in rule.label_templates.items():
+                expanded = tmpl.expand(data)
+                if expanded:
+                    final[key] = expanded
+                else:
+                    final.pop(key, None)
+            final["alertname"] = rule.name
+            fp = fingerprint(final)
+            if fp in fresh:
+                state.last_error = "vector contains metrics with the same labelset after applying alert labels"
+                return
+            annotations = {k: tmpl.expand(data) for k, tmpl in rule.annotation_templates.items()}
+            fresh[fp] = _Alert(final, fp, annotations, value, t_ms)
+        before = {fp: a.state for fp, a in state.active.items()}
+        for fp, a in fresh.items():
+            cur = state.active.get(fp)
+            if cur is not None and cur.state != "inactive":
+                cur.value = a.value
+                cur.annotations = a.annotations
+                continue
+            state.active[fp] = a
+            before[fp] = "inactive"
+        keep_ms = to_ms(rule.keep_firing_for_s)
+        hold_ms = to_ms(rule.for_s)
+        written: list[int] = []
+        written_vals: list[float] = []
+        for fp, a in list(state.active.items()):
+            prev = before.get(fp, "inactive")
+            if fp not in fresh:
+                keep = False
+                if a.state == "firing" and keep_ms > 0:
+                    if a.keep_firing_since_ms is None:
+                        a.keep_firing_since_ms = t_ms
+                    keep = t_ms - a.keep_firing_since_ms < keep_ms
+                if a.state == "pending" or (a.resolved_at_ms is not None
+                                            and t_ms - a.resolved_at_ms > to_ms(RESOLVED_RETENTION_S)):
+                    del state.active[fp]
+                if a.state != "inactive" and not keep:
+                    to_state = "resolved" if a.state == "firing" else "inactive"
+                    a.state = "inactive"
+                    a.resolved_at_ms = t_ms
+                    out.append(self._transition(rule, a, prev, to_state, t_ms))
+                if not keep:
+                    continue
+            else:
+                a.keep_firing_since_ms = None
+            if prev == "inactive" and a.state == "pending":
+                out.append(self._transition(rule, a, "inactive", "pending", t_ms))
+                prev = "pending"
+            if a.state == "pending" and t_ms - a.active_at_ms >= hold_ms:
+                a.state = "firing"
+                a.fired_at_ms = t_ms
+                out.append(self._transition(rule, a, prev, "firing", t_ms))
+            for name, value in (("ALERTS", 1.0), ("ALERTS_FOR_STATE", a.active_at_ms / 1000.0)):
+                labels = dict(a.labels)
+                labels[METRIC_NAME] = name
+                if name == "ALERTS":
+                    labels["alertstate"] = a.state
+                written.append(table.intern_map(labels))
+                written_vals.append(value)
+        self._write_series(state, t_ms, np.asarray(written, dtype=np.int64), np.asarray(written_vals))
+
+    def _transition(self, rule: Rule, a: _Alert, from_state: str, to_state: str, t_ms: int) -> AlertTransition:
+        return AlertTransition(rule.name, rule.group, dict(a.labels), a.fingerprint, from_state, to_state,
+                               t_ms / 1000.0, a.value, dict(a.annotations), a.active_at_ms / 1000.0)
+
+    # ---------------------------------------------------------------- views
+
+    def active_alerts(self) -> list[ActiveAlert]:
+        """Pending and firing alerts after the latest evaluation (as ``/api/v1/alerts``)."""
+        out = []
+        for states in self._states:
+            for state in states:
+                for a in state.active.values():
+                    if a.state in ("pending", "firing"):
+                        out.append(ActiveAlert(state.rule.name, state.rule.group, dict(a.labels), a.fingerprint,
+                                               a.state, a.active_at_ms / 1000.0, a.value, dict(a.annotations)))
+        return out
+
+    def rule_errors(self) -> dict[str, str]:
+        """``{rule name: last evaluation error}`` for rules whose last evaluation failed."""
+        return {s.rule.name: s.last_error for g in self._states for s in g if s.last_error}
+
+
+__all__ = ["ActiveAlert", "AlertEvaluator", "AlertTransition"]

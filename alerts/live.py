@@ -1,0 +1,407 @@
+"""Live Prometheus mode: serve a running simulation at ``/metrics`` and read alerts back.
+
+* :class:`LiveSimulation` advances a :class:`~engine.sim.simulator.Simulator` on the
+  wall clock (optionally faster) in a background thread and serves its exposition over
+  aiohttp on loopback, so a real Prometheus can scrape it. Mutate the simulation only
+  while holding :attr:`LiveSimulation.lock`.
+* :func:`write_prometheus_config` writes a scrape configuration plus the rule pack for a
+  user's Prometheus; :func:`cmd_prometheus_config` is the ``marathon prometheus-config``
+  command (declare its arguments with :func:`add_prometheus_config_arguments`).
+* :class:`AlertSource` polls a Prometheus' ``/api/v1/alerts`` (``prometheus-api-client``
+  session) and turns state changes into the same
+  :class:`~alerts.evaluator.AlertTransition` objects the embedded evaluator produces.
+
+Scraped series keep the simulator's labels (``honor_labels``) and the ``instance`` label
+Prometheus would add is dropped, so alert label sets equal the embedded ones. Rate
+windows are wall-clock windows: run the simulation at ``speed=1`` when the pack's
+windows and ``for`` durations should mean what they say.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from alerts.evaluator import AlertTransition
+from alerts.promql.labels import fingerprint
+from alerts.rules import PACK_PATH, RuleFileError, load_rule_file
+
+if TYPE_CHECKING:
+    from engine.sim.simulator import Simulator
+
+EXIT_OK = 0
+EXIT_WRITE_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+class LiveSimulation:
+    """A simulation on the wall clock, served at ``http://host:port/metrics``.
+
+    Args:
+        sim: the simulation (its run time continues from ``sim.now``).
+        host: listen address; loopback by default.
+        port: listen port; 0 picks a free one (see :attr:`port` after :meth:`start`).
+        speed: simulated seconds per wall second.
+        tick_s: how often the simulation is advanced, wall seconds.
+    """
+
+    def __init__(self, sim: Simulator, *, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0,
+                 tick_s: float = 0.25) -> None:
+        if speed <= 0:
+            raise ValueError("speed must be > 0")
+        self.sim = sim
+        self.host = host
+        self.port = port
+        self.speed = speed
+        self.tick_s = tick_s
+        self.lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.on_tick: Callable[[Simulator], None] | None = None
+        """Called (holding :attr:`lock`) after each advance, e.g. to feed an embedded evaluator."""
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/metrics"
+
+    def start(self) -> int:
+        """Start serving and advancing; returns the port.
+
+        Raises:
+            RuntimeError: the server could not start (the cause is chained).
+        """
+        self._thread = threading.Thread(target=self._run, name="marathon-live-sim", daemon=True)
+        self._thread.start()
+        self._ready.wait(10.0)
+        if self._error is not None:
+            raise RuntimeError(f"live simulation server failed: {self._error}") from self._error
+        if not self._ready.is_set():
+            raise RuntimeError("live simulation server did not start within 10 s")
+        return self.port
+
+    def stop(self) -> None:
+        """Stop the server and the clock (idempotent)."""
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10.0)
+            self._thread = None
+
+    def __enter__(self) -> LiveSimulation:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # surfaced by start()
+            self._error = exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        from aiohttp import web
+
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+
+        async def metrics(_: web.Request) -> web.Response:
+            with self.lock:
+                body = self.sim.exposition()
+            return web.Response(text=body, content_type="text/plain", charset="utf-8",
+                                headers={"X-Marathon-Run-Time": f"{self.sim.now:.0f}"})
+
+        app = web.Application()
+        app.router.add_get("/metrics", metrics)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        await site.start()
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        self._ready.set()
+        wall0 = time.monotonic()
+        with self.lock:
+            sim0 = self.sim.now
+        try:
+            while not self._stop.is_set():
+                target = sim0 + (time.monotonic() - wall0) * self.speed
+                with self.lock:
+                    if target > self.sim.now:
+                        self.sim.advance(target)
+                    if self.on_tick is not None:
+                        self.on_tick(self.sim)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=self.tick_s)
+        finally:
+            await runner.cleanup()
+
+
+def prometheus_config(targets: list[str], *, rule_files: list[str], scrape_interval: str = "15s",
+                      evaluation_interval: str = "15s", job: str = "sre-marathon") -> dict[str, Any]:
+    """A Prometheus configuration (as a dict) scraping ``targets`` with the given rule files."""
+    return {
+        "global": {"scrape_interval": scrape_interval, "evaluation_interval": evaluation_interval},
+        "rule_files": rule_files,
+        "scrape_configs": [{
+            "job_name": job,
+            "honor_labels": True,
+            "scrape_interval": scrape_interval,
+            "static_configs": [{"targets": targets}],
+            # The simulator's series carry their own job label; drop the target's instance
+            # label so alert label sets equal the embedded evaluator's.
+            "metric_relabel_configs": [{"action": "labeldrop", "regex": "instance"}],
+        }],
+    }
+
+
+def write_prometheus_config(out_dir: str | Path, targets: list[str], *, scrape_interval: str = "15s",
+                            evaluation_interval: str = "15s", rules: str | Path = PACK_PATH) -> Path:
+    """Write ``prometheus.yml`` and a copy of the rule file(s) into ``out_dir``.
+
+    Returns:
+        The path of ``prometheus.yml`` (its ``rule_files`` are relative to it).
+
+    Raises:
+        RuleFileError: the rule file does not load.
+        OSError: the directory or files cannot be written.
+    """
+    rules_path = Path(rules)
+    load_rule_file(rules_path)  # validate before writing
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(rules_path, out / rules_path.name)
+    cfg = prometheus_config(targets, rule_files=[rules_path.name], scrape_interval=scrape_interval,
+                            evaluation_interval=evaluation_interval)
+    path = out / "prometheus.yml"
+    path.write_text("# Written by `marathon prometheus-config`.\n" + yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def add_prometheus_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the arguments of ``marathon prometheus-config`` on ``parser`` and set ``func``."""
+    parser.add_argument("-o", "--output", default="prometheus", metavar="DIR",
+                        help="directory for prometheus.yml and the rule pack (default: ./prometheus)")
+    parser.add_argument("--target", action="append", default=None, metavar="HOST:PORT",
+                        help="metrics endpoint to scrape (repeatable; default 127.0.0.1:9464)")
+    parser.add_argument("--scrape-interval", default="15s")
+    parser.add_argument("--evaluation-interval", default="15s")
+    parser.add_argument("--rules", default=str(PACK_PATH), metavar="FILE", help="rule file (default: the pack)")
+    parser.set_defaults(func=cmd_prometheus_config)
+
+
+def cmd_prometheus_config(args: argparse.Namespace) -> int:
+    """Write a scrape configuration and the rule pack for a user's Prometheus.
+
+    Returns:
+        0 written; 1 the output could not be written; 2 the rule file does not load.
+    """
+    try:
+        path = write_prometheus_config(args.output, args.target or ["127.0.0.1:9464"],
+                                       scrape_interval=args.scrape_interval,
+                                       evaluation_interval=args.evaluation_interval, rules=args.rules)
+    except RuleFileError as exc:
+        print(f"marathon prometheus-config: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        print(f"marathon prometheus-config: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
+    print(f"wrote {path} (run: prometheus --config.file={path})", file=sys.stderr)
+    return EXIT_OK
+
+
+class AlertSource:
+    """Alerts read from a running Prometheus, as :class:`AlertTransition` lists.
+
+    Args:
+        url: the Prometheus base URL, e.g. ``http://127.0.0.1:9090``.
+        clock: maps wall time to the run time stamped on transitions (default: wall seconds).
+
+    Raises:
+        ImportError: ``prometheus-api-client`` is not installed.
+    """
+
+    def __init__(self, url: str, *, clock: Callable[[], float] | None = None, timeout_s: float = 5.0) -> None:
+        from prometheus_api_client import PrometheusConnect
+
+        self.url = url.rstrip("/")
+        self.client = PrometheusConnect(url=self.url, disable_ssl=True)
+        self.clock = clock or time.time
+        self.timeout_s = timeout_s
+        self._states: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def ready(self) -> bool:
+        """Whether Prometheus answers."""
+        return bool(self.client.check_prometheus_connection())
+
+    def fetch(self) -> list[dict[str, Any]]:
+        """The ``/api/v1/alerts`` list (labels, annotations, state, activeAt, value).
+
+        Raises:
+            RuntimeError: an error answer.
+        """
+        session = getattr(self.client, "_session", None)
+        if session is None:
+            import requests
+
+            session = requests.Session()
+        resp = session.get(f"{self.url}/api/v1/alerts", timeout=self.timeout_s)
+        body = resp.json()
+        if body.get("status") != "success":
+            raise RuntimeError(f"Prometheus /api/v1/alerts: {body}")
+        alerts: list[dict[str, Any]] = body["data"]["alerts"]
+        return alerts
+
+    def poll(self) -> list[AlertTransition]:
+        """Fetch alerts and return the state changes since the last poll."""
+        now = self.clock()
+        out: list[AlertTransition] = []
+        seen: dict[str, tuple[str, dict[str, Any]]] = {}
+        for a in self.fetch():
+            labels = {str(k): str(v) for k, v in a.get("labels", {}).items()}
+            seen[fingerprint(labels)] = (str(a.get("state", "")), a)
+        for fp, (state, a) in seen.items():
+            before = self._states.get(fp, ("inactive", a))[0]
+            if before == state:
+                continue
+            if before == "inactive" and state == "firing":
+                out.append(self._transition(fp, a, "inactive", "pending", now))
+                before = "pending"
+            out.append(self._transition(fp, a, before, state, now))
+        for fp, (state, a) in self._states.items():
+            if fp not in seen:
+                out.append(self._transition(fp, a, state, "resolved" if state == "firing" else "inactive", now))
+        self._states = seen
+        return out
+
+    @staticmethod
+    def _transition(fp: str, a: dict[str, Any], from_state: str, to_state: str, now: float) -> AlertTransition:
+        labels = {str(k): str(v) for k, v in a.get("labels", {}).items()}
+        try:
+            value = float(a.get("value", "nan"))
+        except (TypeError, ValueError):
+            value = float("nan")
+        return AlertTransition(labels.get("alertname", ""), "", labels, fp, from_state, to_state, now, value,
+                               {str(k): str(v) for k, v in a.get("annotations", {}).items()}, now)
+
+
+__all__ = ["AlertSource", "LiveSimulation", "add_prometheus_config_arguments", "cmd_prometheus_config",
+           "prometheus_config", "write_prometheus_config"]
+
+
+class MetricsServer:
+    """Serve ``exposition()`` at ``http://host:port/metrics`` from a background thread.
+
+    Unlike :class:`LiveSimulation` it never advances anything: the owner (the orchestrator
+    on a wall clock) advances the simulation and holds ``lock`` while doing so.
+
+    Args:
+        exposition: returns the Prometheus text exposition.
+        lock: held while ``exposition`` runs.
+        host: listen address (loopback by default); port: 0 picks a free one.
+    """
+
+    def __init__(self, exposition: Callable[[], str], lock: threading.RLock, *, host: str = "127.0.0.1",
+                 port: int = 0) -> None:
+        self.exposition = exposition
+        self.lock = lock
+        self.host = host
+        self.port = port
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    def start(self) -> int:
+        """Start serving; returns the port.
+
+        Raises:
+            RuntimeError: the server could not start.
+        """
+        self._thread = threading.Thread(target=lambda: self._guard(), name="marathon-metrics", daemon=True)
+        self._thread.start()
+        self._ready.wait(10.0)
+        if self._error is not None or not self._ready.is_set():
+            raise RuntimeError(f"metrics server failed to start: {self._error}")
+        return self.port
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10.0)
+            self._thread = None
+
+    def _guard(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        from aiohttp import web
+
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+
+        async def metrics(_: web.Request) -> web.Response:
+            with self.lock:
+                body = self.exposition()
+            return web.Response(text=body, content_type="text/plain", charset="utf-8")
+
+        app = web.Application()
+        app.router.add_get("/metrics", metrics)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        await site.start()
+        sockets = getattr(getattr(site, "_server", None), "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await runner.cleanup()
+
+
+class PrometheusAlerts:
+    """The run loop's alert source backed by a real Prometheus (instead of the embedded evaluator).
+
+    ``step`` polls ``/api/v1/alerts`` and returns the state changes since the last poll,
+    stamped with the run's clock; ``history`` accumulates them like the embedded one.
+    """
+
+    def __init__(self, url: str, clock: Callable[[], float]) -> None:
+        from alerts.history import AlertHistory
+
+        self.source = AlertSource(url, clock=clock)
+        self.history = AlertHistory()
+
+    def step(self, store: object, until: float) -> list[AlertTransition]:
+        try:
+            out = self.source.poll()
+        except Exception as exc:  # an unreachable Prometheus: no news this interval
+            print(f"marathon: polling Prometheus failed: {exc}", file=sys.stderr)
+            return []
+        self.history.record(out)
+        return out

@@ -1,0 +1,125 @@
+"""Label sets interned to integer ids, and the fingerprints Prometheus tools print.
+
+Every series and every vector element the evaluator handles is identified by a *label set
+id* (``lid``): an index into one :class:`LabelTable`. Vectors are then two numpy arrays
+(ids and values), and anything that depends only on the label sets (grouping, vector
+matching, dropping ``__name__``) can be computed once per distinct input and cached by the
+bytes of the id array, which is what keeps evaluation vectorised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+METRIC_NAME = "__name__"
+"""The label holding a series' metric name (Prometheus ``labels.MetricName``)."""
+
+LabelPairs = tuple[tuple[str, str], ...]
+"""Label pairs sorted by name; empty values are never stored (Prometheus drops them)."""
+
+
+def freeze(labels: Mapping[str, str] | Iterable[tuple[str, str]]) -> LabelPairs:
+    """Sort label pairs by name and drop empty values, as Prometheus' label builder does."""
+    items = labels.items() if isinstance(labels, Mapping) else labels
+    return tuple(sorted((str(k), str(v)) for k, v in items if v != ""))
+
+
+class LabelTable:
+    """Interned label sets with memoised derived sets.
+
+    Ids are dense, stable for the table's life, and assigned in first-seen order.
+    """
+
+    def __init__(self) -> None:
+        self.sets: list[LabelPairs] = []
+        self._dicts: list[dict[str, str]] = []
+        self._index: dict[LabelPairs, int] = {}
+        self._drop_name: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.sets)
+
+    def intern(self, pairs: LabelPairs) -> int:
+        """Id of a frozen label set (see :func:`freeze`), adding it when new."""
+        lid = self._index.get(pairs)
+        if lid is None:
+            lid = len(self.sets)
+            self.sets.append(pairs)
+            self._dicts.append(dict(pairs))
+            self._index[pairs] = lid
+        return lid
+
+    def intern_map(self, labels: Mapping[str, str]) -> int:
+        """Id of a label mapping (empty values dropped)."""
+        return self.intern(freeze(labels))
+
+    def pairs(self, lid: int) -> LabelPairs:
+        return self.sets[lid]
+
+    def dict(self, lid: int) -> dict[str, str]:
+        """The label set as a dict; callers must not mutate it."""
+        return self._dicts[lid]
+
+    def get(self, lid: int, name: str) -> str:
+        """A label's value, or ``""`` when the set lacks it (Prometheus ``Labels.Get``)."""
+        return self._dicts[lid].get(name, "")
+
+    def drop_name(self, lid: int) -> int:
+        """Id of the same set without ``__name__``."""
+        out = self._drop_name.get(lid)
+        if out is None:
+            pairs = self.sets[lid]
+            out = self.intern(tuple(p for p in pairs if p[0] != METRIC_NAME)) if pairs and any(
+                p[0] == METRIC_NAME for p in pairs) else lid
+            self._drop_name[lid] = out
+        return out
+
+    def format(self, lid: int) -> str:
+        """The set in Prometheus' notation, e.g. ``up{job="x"}`` or ``{a="b"}``."""
+        return format_labels(self.sets[lid])
+
+
+def format_labels(pairs: LabelPairs | Mapping[str, str]) -> str:
+    """Render a label set as Prometheus prints it: ``name{a="b", c="d"}`` (name outside)."""
+    items = list(pairs.items()) if isinstance(pairs, Mapping) else list(pairs)
+    name = ""
+    rest = []
+    for k, v in items:
+        if k == METRIC_NAME:
+            name = v
+        else:
+            rest.append(f'{k}="{escape_value(v)}"')
+    if name and not rest:
+        return name
+    return name + "{" + ", ".join(rest) + "}"
+
+
+def escape_value(value: str) -> str:
+    """Escape a label value for PromQL / exposition text (backslash, quote, newline)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+_FNV_OFFSET = 14695981039346656037
+_FNV_PRIME = 1099511628211
+_MASK64 = (1 << 64) - 1
+
+
+def fingerprint(labels: Mapping[str, str] | LabelPairs) -> str:
+    """Alertmanager's fingerprint of a label set, as 16 hex digits.
+
+    Source: ``prometheus/common`` ``model.LabelSet.Fingerprint`` (FNV-1a 64 over the
+    sorted names and values, each followed by the separator byte 255); Alertmanager's
+    ``/api/v2/alerts`` reports this value as ``fingerprint``.
+    """
+    items = sorted(labels.items() if isinstance(labels, Mapping) else labels)
+    if not items:
+        return f"{_FNV_OFFSET:016x}"
+    h = _FNV_OFFSET
+    for k, v in items:
+        for part in (k, v):
+            for byte in part.encode():
+                h ^= byte
+                h = (h * _FNV_PRIME) & _MASK64
+            h ^= 255
+            h = (h * _FNV_PRIME) & _MASK64
+    return f"{h:016x}"
