@@ -4,7 +4,9 @@ Three trials per fault, each on a fresh simulation of the fault's app:
 
 * **no-op** -- inject and leave alone: from the fault's onset (when the change is built
   and rolled out, or at once for runtime faults) its symptom probe must fail at every
-  sample for :data:`NOOP_WINDOW_S`;
+  sample for :data:`NOOP_WINDOW_S`, and at least one alert of the frozen pack attributable
+  to the fault (:mod:`scoring.attribution`) must fire -- an operator sees faults only
+  through alerts, so a silent fault could never be correlated;
 * **oracle** -- inject, wait for the onset, apply the reference remedy: the probe must
   pass within the remedy's grace (its build and rollout time) and keep passing for
   :data:`HOLD_S`;
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.appmodel import AppModel
 from engine.sim.simulator import Simulator
 from engine.sim.source import build_seconds
 from faults.inject import apply_remedy, finish_revert, inject, revert
@@ -28,42 +31,46 @@ INJECT_AT_S = 60.0
 SAMPLE_S = 15.0
 NOOP_WINDOW_S = 240.0
 HOLD_S = 180.0
+ALERT_WINDOW_S = 720.0
+"""How long after its onset a fault may take to fire an attributable alert."""
 MARGIN_S = 45.0
 
 
 @dataclass
 class TrialResult:
-    """Outcome of one trial with its probe samples (run time, result)."""
+    """Outcome of one trial with its probe samples (run time, result) and, for the no-op
+    trial, the alerts that fired and are attributable to the fault (rule names)."""
 
     name: str
     ok: bool
     reason: str
     samples: list[tuple[float, ProbeResult]] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
 
 
-def rollout_seconds(sim: Simulator, service: str) -> float:
+def rollout_seconds(app: AppModel, service: str) -> float:
     """Time for one new pod of ``service`` to become ready: pull, start-up, readiness delay."""
-    svc = sim.app.service(service)
+    svc = app.service(service)
     probe = svc.readiness_probe
     ready = max(svc.startup_s * 1.25, probe.initial_delay_s + probe.period_s if probe else 0.0)
     return 20.0 + ready
 
 
-def onset_seconds(sim: Simulator, spec: FaultSpec) -> float:
+def onset_seconds(app: AppModel, spec: FaultSpec) -> float:
     """Seconds from injection until the fault bites (build + first pod of the rollout)."""
     if spec.mechanism == "code-change":
-        return build_seconds(sim.app.service(spec.target).language) + rollout_seconds(sim, spec.target) + MARGIN_S
+        return build_seconds(app.service(spec.target).language) + rollout_seconds(app, spec.target) + MARGIN_S
     if spec.mechanism in ("config-patch", "resource-limit", "image", "readiness-probe"):
-        return rollout_seconds(sim, spec.target) + MARGIN_S
+        return rollout_seconds(app, spec.target) + MARGIN_S
     return MARGIN_S
 
 
-def remedy_grace_seconds(sim: Simulator, spec: FaultSpec) -> float:
+def remedy_grace_seconds(app: AppModel, spec: FaultSpec) -> float:
     """Seconds a correct remedy needs to take effect (rebuild, roll out both replicas)."""
     service = spec.remedy.service or spec.target
-    roll = 2 * rollout_seconds(sim, service) + MARGIN_S
+    roll = 2 * rollout_seconds(app, service) + MARGIN_S
     if spec.remedy.action == "revert-patch":
-        return build_seconds(sim.app.service(service).language) + roll
+        return build_seconds(app.service(service).language) + roll
     if spec.remedy.action == "set-flag":
         return 2 * MARGIN_S
     return roll
@@ -87,27 +94,44 @@ def _fresh(spec: FaultSpec, app: str, seed: int) -> Simulator:
 
 
 def noop_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
+    from alerts.evaluator import AlertEvaluator
+    from scoring.attribution import FaultWindow, attribute
+
     sim = _fresh(spec, app, seed)
+    evaluator = AlertEvaluator(interval_s=SAMPLE_S)
+    evaluator.step(sim.store, sim.now)
     inject(sim, spec)
-    onset = sim.now + onset_seconds(sim, spec)
+    onset = sim.now + onset_seconds(sim.app, spec)
     sim.advance(onset)
     samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe))]
     _sample(sim, spec.probe, onset + NOOP_WINDOW_S, samples)
+    # Alerts lag their symptom by their rate window and ``for`` (up to 10 minutes for the
+    # latency rule), so the fault stays in place a while longer for them.
+    sim.advance(max(sim.now, INJECT_AT_S + onset_seconds(sim.app, spec) + ALERT_WINDOW_S))
+    evaluator.step(sim.store, sim.now)
+    window = [FaultWindow(spec.id, spec.target, INJECT_AT_S, None, spec.scope)]
+    services = sim.app.service_names()
+    edges = sim.app.edges()
+    routes = {(r.entry.service, r.entry.operation): r.name for r in sim.app.routes}
+    fired = sorted({i.rule for i in (evaluator.history.instances if evaluator.history else [])
+                    if i.fired_at is not None
+                    and attribute(i.labels, i.active_at, window, services, edges, routes) == spec.id})
     passing = [(t, s) for t, s in samples if s.ok]
     if passing:
         t, s = passing[0]
         return TrialResult("noop", False, f"probe passed at +{t - INJECT_AT_S:.0f}s with the fault active: "
-                                          f"{s.detail}", samples)
-    return TrialResult("noop", True, f"probe failed at all {len(samples)} samples: {samples[-1][1].detail}", samples)
+                                          f"{s.detail}", samples, fired)
+    return TrialResult("noop", True, f"probe failed at all {len(samples)} samples: {samples[-1][1].detail}", samples,
+                       fired)
 
 
 def oracle_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     sim = _fresh(spec, app, seed)
     inst = inject(sim, spec)
-    sim.advance(sim.now + onset_seconds(sim, spec) + 30.0)
+    sim.advance(sim.now + onset_seconds(sim.app, spec) + 30.0)
     before = evaluate_probe(sim, spec.probe)
     steps = apply_remedy(sim, inst)
-    grace_end = sim.now + remedy_grace_seconds(sim, spec)
+    grace_end = sim.now + remedy_grace_seconds(sim.app, spec)
     sim.advance(grace_end)
     samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe))]
     _sample(sim, spec.probe, grace_end + HOLD_S, samples)
@@ -123,9 +147,9 @@ def oracle_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
 def revert_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     sim = _fresh(spec, app, seed)
     inst = inject(sim, spec)
-    sim.advance(sim.now + onset_seconds(sim, spec) + 60.0)
+    sim.advance(sim.now + onset_seconds(sim.app, spec) + 60.0)
     revert(sim, inst)
-    grace_end = sim.now + remedy_grace_seconds(sim, spec.model_copy(update={"remedy": spec.remedy.model_copy(
+    grace_end = sim.now + remedy_grace_seconds(sim.app, spec.model_copy(update={"remedy": spec.remedy.model_copy(
         update={"action": "revert-patch" if spec.mechanism == "code-change" else "rollback"})}))
     samples: list[tuple[float, ProbeResult]] = []
     _sample(sim, spec.probe, grace_end, [], each=lambda: finish_revert(sim, inst))

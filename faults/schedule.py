@@ -14,7 +14,8 @@ Distributions (and why):
 * **Lifetimes** are log-normal (median 11 min, shape 0.45, clipped to 5..25 min in the
   marathon; median 8 min in the short regimes): incident durations are heavy-tailed, and
   every fault must stay active long enough for an operator invoked each minute to
-  correlate, localise and repair it.
+  correlate, localise and repair it -- at least its onset (a code change's build and
+  rollout: six minutes for Train Ticket's Java services) plus the shortest lifetime.
 * **Mix**: three in four faults are change-driven (code bugs and configuration changes
   shipped through the pipeline), following the commonly cited figure that about 70 % of
   outages follow a change (Google SRE book, ch. 1); the rest are runtime and
@@ -37,6 +38,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engine.appmodel import load_app, source_root
+from faults.qualify import onset_seconds
 from faults.spec import Catalog, FaultSpec, load_catalog
 
 Regime = Literal["short-5", "short-10", "marathon"]
@@ -286,6 +288,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         raise ValueError(f"unknown regime {regime!r}; choose one of {', '.join(REGIMES)}")
     cfg = REGIMES[regime]
     cat = catalog or load_catalog(app)
+    model = load_app(app)
     rng = _rng(app, seed, regime)
     duration = int(cfg["duration_s"])
     lo, hi = cfg["life_clip"]
@@ -299,7 +302,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     weights = np.asarray([MIX[b] for b in buckets])
     weights = weights / weights.sum()
     used: set[str] = set()
-    busy: dict[str, int] = {}
+    busy: dict[str, list[tuple[int, int]]] = {}
     faults: list[ScheduledFault] = []
     span = duration - FIRST_FAULT_S - lo - 60
     mean_gap = span / n_faults
@@ -314,15 +317,24 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
             t = FIRST_FAULT_S + float(rng.uniform(0, span))  # wrap: fill the timeline evenly
             continue
         bucket = buckets[int(rng.choice(len(buckets), p=weights))]
-        pool = [s for s in by_bucket[bucket] if s.id not in used and busy.get(s.target, -1) <= at]
+
+        def free(target: str, start: int, end: int) -> bool:
+            return all(e <= start or end <= s for s, e in busy.get(target, []))
+
+        pool = [s for s in by_bucket[bucket] if s.id not in used and free(s.target, at, at + life)]
         if not pool:
-            pool = [s for s in cat.faults if s.id not in used and busy.get(s.target, -1) <= at]
+            pool = [s for s in cat.faults if s.id not in used and free(s.target, at, at + life)]
         if not pool:
             t += float(rng.exponential(mean_gap))
             continue
         spec = pool[int(rng.integers(len(pool)))]
+        # A fault must stay long enough to bite and then be worked on: its onset (build and
+        # rollout) plus the shortest lifetime.
+        life = max(life, min(int(onset_seconds(model, spec)) + lo, duration - 60 - at))
+        if not free(spec.target, at, at + life):
+            continue
         used.add(spec.id)
-        busy[spec.target] = at + life
+        busy.setdefault(spec.target, []).append((at, at + life))
         faults.append(ScheduledFault(at=at, fault=spec.id, target=spec.target, lifetime=life))
         t += float(rng.exponential(mean_gap))
         if t > FIRST_FAULT_S + span:

@@ -20,7 +20,7 @@ from engine.sim.simulator import Simulator
 
 PACK_RULES = ["HighRequestErrorRate", "EndpointErrorRate", "HighRequestLatency", "PodStatusError",
               "FailedPodsDetected", "DeploymentNotReady", "DeploymentReplicasUnavailable",
-              "DeploymentGenerationMismatch", "ContainerOOMKilled", "PodNotReady"]
+              "DeploymentGenerationMismatch", "ContainerOOMKilled", "PodNotReady", "ServiceErrorRate"]
 
 
 def test_pack_has_the_design_rules_with_table_4_settings() -> None:
@@ -112,6 +112,7 @@ def test_each_rule_fires_on_its_fault() -> None:
     fired = _fired(ev.step(sim.store, 900))
     assert "frontend" in fired["HighRequestErrorRate"]
     assert "frontend" in fired["EndpointErrorRate"]
+    assert "frontend" in fired["ServiceErrorRate"]
     assert "productcatalogservice" in fired["HighRequestLatency"]
     assert any(p.startswith("cartservice") for p in fired["PodStatusError"])  # ImagePullBackOff
     assert any(p.startswith("shippingservice") for p in fired["PodStatusError"])  # CrashLoopBackOff

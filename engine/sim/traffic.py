@@ -299,13 +299,19 @@ class TrafficModel:
             par = forest.parent[level]
             child_mask = par >= 0
             children = level[child_mask]
+            times = forest.times[children]
+            whole = np.floor(times)
             self.level_info.append((
                 level,
                 children,
                 par[child_mask],
-                np.where(forest.blocking[children], forest.times[children], 0.0),
-                np.where(forest.required[children], forest.times[children], 0.0),
-                forest.blocking[children],
+                np.where(forest.blocking[children], times, 0.0),
+                # A fractional ``times`` is a call made on that share of requests: split into
+                # whole calls (each must succeed) and one call made with probability ``frac``.
+                (np.where(forest.required[children], whole, 0.0), np.where(forest.required[children],
+                                                                           times - whole, 0.0)),
+                (np.where(forest.blocking[children], whole, 0.0), np.where(forest.blocking[children],
+                                                                           times - whole, 0.0)),
                 self.node_logt[level],
                 forest.timeout_s[level],
                 child_mask,
@@ -381,7 +387,7 @@ class TrafficModel:
         log_down = out.log_down
         log_q = np.zeros(N)
         tmax = np.zeros(N)
-        for level, children, parents, t_blk, t_req, blk, logt, deadline, cmask in level_info:
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask in level_info:
             mn, vn = M[level], V[level]
             qn = 1.0 - np.exp(log_q[level])
             tn = mn + tmax[level]
@@ -406,7 +412,8 @@ class TrafficModel:
             out.l_call[level], out.q_call[level], out.t_call[level], out.s_call[level] = lc, qc, tc, sigc
             if children.size:
                 qcc = qc[cmask]
-                log_sc = t_req * np.log(np.maximum(sc[cmask], 1e-12))
+                scc = sc[cmask]
+                log_sc = k_req * np.log(np.maximum(scc, 1e-12)) + np.log(np.maximum(1.0 - f_req * (1.0 - scc), 1e-12))
                 # A handler returns at the first required call that fails: a call is made only
                 # if every required call before it (siblings in call order) succeeded.
                 excl = np.cumsum(log_sc) - log_sc
@@ -417,11 +424,12 @@ class TrafficModel:
                 out.reached[children] = reached
                 M += np.bincount(parents, weights=t_blk * lc[cmask] * reached, minlength=N)
                 V += np.bincount(parents, weights=t_blk * vc[cmask] * reached, minlength=N)
-                log_q += np.bincount(parents, weights=t_blk * np.log(np.maximum(1.0 - qcc * reached, 1e-12)),
-                                     minlength=N)
+                qr = qcc * reached
+                log_q += np.bincount(parents, weights=k_blk * np.log(np.maximum(1.0 - qr, 1e-12))
+                                     + np.log(np.maximum(1.0 - f_blk * qr, 1e-12)), minlength=N)
                 log_down += np.bincount(parents, weights=log_sc, minlength=N)
                 if (qcc > 1e-9).any():
-                    np.maximum.at(tmax, parents, np.where(blk & (qcc > 1e-9), tc[cmask], 0.0))
+                    np.maximum.at(tmax, parents, np.where((k_blk + f_blk > 0) & (qcc > 1e-9), tc[cmask], 0.0))
         return out
 
     def _subset_levels(self, nodes: IntArray) -> list[Any]:
@@ -429,15 +437,15 @@ class TrafficModel:
         keep = np.zeros(self.forest.size, dtype=bool)
         keep[nodes] = True
         out = []
-        for level, children, parents, t_blk, t_req, blk, logt, deadline, cmask in self.level_info:
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask in self.level_info:
             lm = keep[level]
             if not lm.any():
                 continue
             cm = keep[children]
             sub_level = level[lm]
             sub_cmask = cmask[lm]
-            out.append((sub_level, children[cm], parents[cm], t_blk[cm], t_req[cm], blk[cm], logt[lm],
-                        deadline[lm], sub_cmask))
+            out.append((sub_level, children[cm], parents[cm], t_blk[cm], (k_req[cm], f_req[cm]),
+                        (k_blk[cm], f_blk[cm]), logt[lm], deadline[lm], sub_cmask))
         return out
 
     def subtree(self, node: int) -> IntArray:
