@@ -35,6 +35,8 @@ EVENT_KINDS: dict[str, tuple[str, ...]] = {
     "report.rca": ("incident", "service", "category", "artifact", "summary"),
     "report.resolved": ("incident",),
     "action.executed": ("tool", "args", "targets"),
+    "llm.call": ("model", "prompt_tokens", "completion_tokens", "tokens", "latency_s", "cost_usd"),
+    "agent.end": ("invocation", "operator", "reason"),
     "run.end": ("reason",),
     "seal": ("events", "sha256"),
 }

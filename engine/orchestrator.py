@@ -298,7 +298,7 @@ class Orchestrator:
                 self._invoke()
                 while self._next_invoke <= self.now + 1e-9:
                     self._next_invoke += self.cadence_s  # an invocation that overran skips cadences
-            if self.now >= self.end_t - 1e-9:
+            if self.now >= self.end_t - 1e-9 and not self._in_invocation:
                 self._finish("schedule complete")
 
     def _due_actions(self) -> None:
@@ -390,7 +390,7 @@ class Orchestrator:
         for rec in self.faults.values():
             if rec.instance is None or not rec.instance.active:
                 continue
-            res = evaluate_probe(self.sim, rec.spec.probe)
+            res = evaluate_probe(self.sim, rec.spec.probe, rec.spec.target)
             rec.probes.append((self.now, res.ok))
             self.emit("probe.result", {"fault": rec.spec.id, "ok": res.ok, "success": round(res.success, 5),
                                        "p95_ms": round(res.p95_ms, 1), "detail": res.detail})
@@ -427,10 +427,19 @@ class Orchestrator:
             self._in_invocation = False
 
     def spend(self, seconds: float) -> None:
-        """Let ``seconds`` of run time pass during an invocation (a tool call's modeled cost)."""
+        """Let ``seconds`` of run time pass during an invocation (a tool call's modeled cost).
+
+        Run time never passes the end of the run: an operator still working then is cut
+        off (its further tool calls are refused) and the run ends when it returns.
+        """
         if seconds <= 0 or self.finished:
             return
         self.advance_to(self.now + seconds)
+
+    @property
+    def over(self) -> bool:
+        """True once run time has reached the end (the operator's calls are refused from then on)."""
+        return self.finished or self.now >= self.end_t - 1e-9
 
     def _finish(self, reason: str) -> None:
         if self.finished:

@@ -302,6 +302,8 @@ class ToolBox:
         Never raises for bad input: unknown tools and malformed arguments return an
         error result (and are recorded).
         """
+        if self.run.over:
+            return ToolResult(False, error="the run has ended; no more tool calls are accepted")
         spec = TOOLS.get(name)
         raw: Any = args if args is not None else {}
         if spec is None:

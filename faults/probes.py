@@ -3,8 +3,10 @@
 Three kinds (:class:`~faults.spec.ProbeSpec`):
 
 * **route** -- a user request along an entry route, with optional request attributes
-  (``currency: JPY``); correct when it succeeds with probability at least
-  ``1 - max_error`` (default 99 %) and its p95 latency is within the route's SLO;
+  (``currency: JPY``), judged where it reaches the fault's target (the call to the target
+  and everything below it -- the whole route when the target is the entry service);
+  correct when it succeeds with probability at least ``1 - max_error`` (default 99 %) and
+  its p95 latency is within the route's SLO;
 * **operation** -- a direct call to one service operation, as its busiest caller makes
   it (a synthetic check for services no route strictly needs, such as ads);
 * **rollout** -- the Deployment is fully rolled out: every replica updated, available
@@ -41,12 +43,20 @@ class ProbeResult:
     detail: str
 
 
-def evaluate_probe(sim: Simulator, probe: ProbeSpec) -> ProbeResult:
-    """Evaluate a probe against the simulator's current state."""
+def evaluate_probe(sim: Simulator, probe: ProbeSpec, target: str | None = None) -> ProbeResult:
+    """Evaluate a probe against the simulator's current state.
+
+    Args:
+        sim: the simulation.
+        probe: the fault's probe.
+        target: the fault's target; a route probe is judged where the request reaches it
+            (the call to the target and everything below), so that concurrent faults on other
+            parts of the route neither mask nor fake this fault's symptom.
+    """
     if probe.rollout is not None:
         return _rollout(sim, probe.rollout)
     if probe.route is not None:
-        outcome = sim.probe_route(probe.route, probe.attributes)
+        outcome = sim.probe_route(probe.route, probe.attributes, at_service=target)
         slo = next(r.slo.latency_p95_ms for r in sim.app.routes if r.name == probe.route)
         limit = probe.latency_p95_ms or slo
         what = f"route {probe.route}"

@@ -9,9 +9,9 @@ revert):
 * **localization** -- after correlation, an RCA report on that incident names the
   faulted service exactly. Category and artifact matches are reported as separate
   accuracies, not required for credit;
-* **repair** -- after localization, the symptom probe passes and holds (every later
-  probe sample of the window passes, at least :data:`HOLD_SAMPLES` of them) after an
-  executed action whose target set includes the fault's target.
+* **repair** -- after localization, the symptom probe passes and holds (see
+  :data:`HOLD_SAMPLES`, :data:`HOLD_SHARE`) after an executed action whose target set
+  includes the fault's target.
 
 MTTD, MTTL, MTTR are medians over faults of the seconds from injection to each stage.
 Risk is the share of executed actions whose target set held no service with a live
@@ -37,7 +37,11 @@ from engine.events import Event
 from scoring.attribution import FaultWindow, attribute
 
 FORMULA_VERSION = "marathon-score/1"
-HOLD_SAMPLES = 2
+HOLD_SAMPLES = 3
+HOLD_SHARE = 0.9
+"""A probe "passes and holds" from a sample when that and the next two samples pass
+(45 s at the 15 s evaluation interval) and at least 90 % of the samples from then to the
+fault's revert pass: a rollout's brief glitch does not void a repair, a relapse does."""
 OUTCOMES = ("handled", "repaired", "acted on", "located", "correlated only", "missed")
 
 
@@ -270,7 +274,10 @@ def score_events(events: Sequence[Event], *, app: Any = None, noop: Mapping[str,
             t_act = on_target[0].t
             after = [(t, ok) for t, ok in samples if t > t_act]
             for i, (t, ok) in enumerate(after):
-                if ok and all(o for _, o in after[i:]) and len(after) - i >= HOLD_SAMPLES:
+                rest = after[i:]
+                first = rest[:HOLD_SAMPLES]
+                if (len(first) == HOLD_SAMPLES and all(o for _, o in first)
+                        and sum(o for _, o in rest) >= HOLD_SHARE * len(rest)):
                     fs.probe_recovered = True
                     if fs.localized:
                         fs.repaired = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from faults.inject import remedy_steps
+from faults.inject import defect_deployed, remedy_steps
 from faults.probes import evaluate_probe
 from scoring.attribution import FaultWindow, attribute
 
@@ -51,7 +51,7 @@ class OracleOperator:
             if fid in self.handled:
                 self._maybe_resolve(inv, rec)
                 continue
-            if not inst.active:
+            if not inst.active or not _bites(inv, rec):
                 continue
             mine = [a for a in inv.alerts if owner.get(a.id) == fid and a.id not in self.claimed
                     and a.state in ("pending", "firing")]
@@ -80,6 +80,15 @@ class OracleOperator:
         fid = rec.spec.id
         if fid in self.resolved:
             return
-        if evaluate_probe(inv.tools.run.sim, rec.spec.probe).ok:
+        if evaluate_probe(inv.tools.run.sim, rec.spec.probe, rec.spec.target).ok:
             inv.call("resolve_incident", incident=self.handled[fid])
             self.resolved.add(fid)
+
+
+def _bites(inv: Invocation, rec: FaultRecord) -> bool:
+    """Whether the fault's change has reached the cluster (a rollback before then is a no-op)."""
+    inst = rec.instance
+    assert inst is not None
+    if rec.spec.mechanism == "code-change":
+        return defect_deployed(inv.tools.run.sim, inst)
+    return all(c.status == "deployed" for c in inst.changes)

@@ -16,8 +16,8 @@ Every invocation the runbook operator:
    ==============================  =========================  ===========
    alert                           action                     target
    ==============================  =========================  ===========
-   DeploymentNotReady              scale to 2                 deployment
-   DeploymentReplicasUnavailable   scale to 2                 deployment
+   DeploymentNotReady              scale to 2 (if below)      deployment
+   DeploymentReplicasUnavailable   scale to 2 (if below)      deployment
    DeploymentGenerationMismatch    rollback                   deployment
    ContainerOOMKilled              restart pod                pod
    PodStatusError                  restart pod                pod
@@ -151,7 +151,17 @@ class RunbookOperator:
             return
         self.acted.add(incident)
         if action == "scale":
-            inv.call("scale_deployment", deployment=workload, replicas=SCALE_TO, incident=incident)
+            # "Scale to 2" means at least two replicas: a deployment already asking for two or
+            # more is left alone (scaling it to its own size would change nothing).
+            res = inv.call("kubectl_get", kind="deployments", name=workload, output="json")
+            try:
+                import json
+
+                wanted = int(json.loads(res.output)["spec"].get("replicas", 0)) if res.ok else 0
+            except (ValueError, KeyError, TypeError):
+                wanted = 0
+            if wanted < SCALE_TO:
+                inv.call("scale_deployment", deployment=workload, replicas=SCALE_TO, incident=incident)
         elif action == "rollback":
             inv.call("rollback", deployment=workload, incident=incident)
         else:

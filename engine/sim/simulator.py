@@ -41,6 +41,8 @@ ACCESS_LOG_EVERY_S = 30.0
 """One sampled access-log line per serving pod this often, seconds."""
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".conf", ".toml", ".properties", ".env", ".ini")
 """Files that roll out as configuration (a ConfigMap), without a CI build."""
+ERROR_LOG_EVERY_S = 5.0
+"""Error lines are drawn for the failures of each 5-second stretch (spread over it)."""
 ERROR_LOG_CAP = 3
 """At most this many error lines per pod and operation per tick (log sampling)."""
 
@@ -163,6 +165,14 @@ class Simulator(Substrate):
         for i, (s, _) in enumerate(self.forest.ops):
             self._svc_ops.setdefault(s, []).append(i)
         self._table_version = -1
+        self._fail_acc = np.zeros(0)
+        self._fail_since = 0.0
+        self._svc_model = {s.name: s for s in self.app.services}
+        self._mem_idle = {s.name: parse_quantity(s.memory_idle) for s in self.app.services}
+        self._pod_rows: dict[str, Any] = {}
+        self._limit_cache: dict[tuple[str, str], tuple[float, float | None]] = {}
+        self._series_sig: dict[str, tuple[bool, float]] = {}
+        self._sid_cache: dict[str, dict[int, list[int]]] = {}
         self._entry_services = {r.entry.service for r in self.app.routes}
         self._access_logged = {s.name for s in self.app.services
                                if s.role == "app" and s.protocol in ("http", "grpc")}
@@ -230,6 +240,7 @@ class Simulator(Substrate):
         for pod in self.cluster.drain_removed():
             self._forget_pod(pod)
         if self.cluster.version != self._table_version:
+            self._emit_request_logs()
             self._rebuild()
         result = self.traffic.step(t)
         tab = self.traffic.table
@@ -239,8 +250,13 @@ class Simulator(Substrate):
             if victim is not None:
                 self.cluster.oom_kill(victim)
         self.cluster.probe(t)
-        self._request_logs(t, tab, result.slot_fail)
+        if self._fail_acc.shape != result.slot_fail.shape:
+            self._fail_acc = np.zeros_like(result.slot_fail)
+            self._fail_since = self.t
+        self._fail_acc += result.slot_fail
         self.t = t
+        if t - self._fail_since >= ERROR_LOG_EVERY_S:
+            self._emit_request_logs()
         if t + 1e-9 >= self._next_scrape:
             self._next_scrape += self.scrape_interval_s
             self.traffic.flush()
@@ -431,8 +447,16 @@ class Simulator(Substrate):
         nodes = {n.name: n for n in cluster.nodes}
         traffic.ensure_capacity(cluster._next_slot + 1)
         for p_idx, pod in enumerate(pods):
-            svc = app.service(pod.service)
-            effects = self.pod_effects(pod)
+            svc = self._svc_model[pod.service]
+            sig = (self._effects_version, pod.template_hash, pod.container.started_t, pod.node)
+            cached = self._pod_rows.get(pod.name)
+            if cached is None or cached[0] != sig:
+                effects = self.pod_effects(pod)
+                cached = (sig, self._slot_effects(pod.service, effects), any(e.liveness_fails for e in effects),
+                          sum(e.cpu_cores for e in effects), sum(e.memory_bytes for e in effects),
+                          sum(e.memory_leak_bps for e in effects))
+                self._pod_rows[pod.name] = cached
+            _, slot_rows, hung, cpu_extra, mem_extra, leak = cached
             ops = self._svc_ops.get(pod.service, [])
             http = bool(ops) and svc.role == "app" and svc.protocol in ("http", "grpc")
             running = pod.running and not (pod.terminating and t - (pod.deletion_t or t) >= 0 and False)
@@ -445,15 +469,15 @@ class Simulator(Substrate):
             cols["weight"].append(1.0 / n_ready if pod.ready and not pod.terminating and n_ready else 0.0)
             cols["serving_since"].append(pod.serving_since if pod.serving_since is not None else math.inf)
             cols["up"].append(nodes[pod.node or ""].ready)
-            cols["hung"].append(any(e.liveness_fails for e in effects))
+            cols["hung"].append(hung)
             cols["running"].append(running)
-            cols["cpu_cap"].append(pod.template.resources.limits.cpu_cores() or 1.0)
-            cols["cpu_extra"].append(sum(e.cpu_cores for e in effects))
-            limit = pod.template.resources.limits.memory_bytes() or nodes[pod.node or ""].memory
-            cols["mem_limit"].append(limit)
-            cols["mem_idle"].append(parse_quantity(svc.memory_idle))
-            cols["mem_extra"].append(sum(e.memory_bytes for e in effects))
-            cols["leak_bps"].append(sum(e.memory_leak_bps for e in effects))
+            cpu_cap, mem_limit = self._limits(pod)
+            cols["cpu_cap"].append(cpu_cap)
+            cols["cpu_extra"].append(cpu_extra)
+            cols["mem_limit"].append(mem_limit or nodes[pod.node or ""].memory)
+            cols["mem_idle"].append(self._mem_idle[pod.service])
+            cols["mem_extra"].append(mem_extra)
+            cols["leak_bps"].append(leak)
             cols["started"].append(started)
             cols["http"].append(http and running)
             s = pod.series
@@ -470,34 +494,20 @@ class Simulator(Substrate):
             if ops:
                 k_starts.append(len(k_pod))
                 k_owner.append(p_idx)
-            for op in ops:
-                name = self.forest.ops[op][1]
-                err, fac, add = 0.0, 1.0, 0.0
-                b_err, b_fac, b_add = 0.0, 1.0, 0.0
-                matched: list[Effect] = []
-                for e in effects:
-                    if e.operations and name not in e.operations:
-                        continue
-                    share = e.live_share
-                    err = 1.0 - (1.0 - err) * (1.0 - e.error_rate * share)
-                    fac *= 1.0 + (e.latency_factor - 1.0) * share
-                    add += e.latency_add_s * share
-                    if e.match:
-                        matched.append(e)
-                    else:
-                        b_err = 1.0 - (1.0 - b_err) * (1.0 - e.error_rate)
-                        b_fac *= e.latency_factor
-                        b_add += e.latency_add_s
+            sids = self._sid_cache.get(pod.name, {}) if http else {}
+            if http and "hist:0" in s and len(sids) != len(ops):
+                sids = {op: [s[f"req:{op}:{c}"] for c in ("200", "500", "503")] for op in ops}
+                self._sid_cache[pod.name] = sids
+            for op, (err, fac, add, matched, base) in zip(ops, slot_rows, strict=True):
                 k_matched.append(matched)
-                k_base.append((b_err, b_fac, b_add))
+                k_base.append(base)
                 k_pod.append(p_idx)
                 k_op.append(op)
                 k_err.append(err)
                 k_latfac.append(fac)
                 k_latadd.append(add)
                 k_http.append(http and running)
-                k_sid.append([s[f"req:{op}:{c}"] for c in ("200", "500", "503")] if http and "hist:0" in s
-                             else [sink] * 3)
+                k_sid.append(sids[op] if http and "hist:0" in s else [sink] * 3)
         i64, f64 = np.int64, np.float64
         hist = np.asarray(cols["hist"], dtype=i64).reshape(len(pods), len(BUCKETS) + 1)
         table = PodTable(
@@ -548,6 +558,42 @@ class Simulator(Substrate):
         self._rebuild_edges()
         self._table_version = cluster.version
 
+    def _slot_effects(self, service: str, effects: list[Effect]) -> list[tuple[float, float, float, list[Effect],
+                                                                                  tuple[float, float, float]]]:
+        """Per operation of ``service``: live error, latency factor and added latency (attribute
+        classes mixed in by share), the attribute-matched effects, and the unmatched base."""
+        rows = []
+        for op in self._svc_ops.get(service, []):
+            name = self.forest.ops[op][1]
+            err, fac, add = 0.0, 1.0, 0.0
+            b_err, b_fac, b_add = 0.0, 1.0, 0.0
+            matched: list[Effect] = []
+            for e in effects:
+                if e.operations and name not in e.operations:
+                    continue
+                share = e.live_share
+                err = 1.0 - (1.0 - err) * (1.0 - e.error_rate * share)
+                fac *= 1.0 + (e.latency_factor - 1.0) * share
+                add += e.latency_add_s * share
+                if e.match:
+                    matched.append(e)
+                else:
+                    b_err = 1.0 - (1.0 - b_err) * (1.0 - e.error_rate)
+                    b_fac *= e.latency_factor
+                    b_add += e.latency_add_s
+            rows.append((err, fac, add, matched, (b_err, b_fac, b_add)))
+        return rows
+
+    def _limits(self, pod: Pod) -> tuple[float, float | None]:
+        """CPU cores and memory bytes (None: no limit) a pod's template allows."""
+        key = (pod.service, pod.template_hash)
+        hit = self._limit_cache.get(key)
+        if hit is None:
+            lim = pod.template.resources.limits
+            hit = (lim.cpu_cores() or 1.0, lim.memory_bytes())
+            self._limit_cache[key] = hit
+        return hit
+
     def _rebuild_edges(self) -> None:
         traffic, app, cluster = self.traffic, self.app, self.cluster
         S = traffic.S
@@ -555,9 +601,13 @@ class Simulator(Substrate):
         delay = np.zeros((S + 1, S))
         drop = np.zeros((S + 1, S))
         self._edge_addr: dict[tuple[str, str], tuple[str, str]] = {}
+        ready_pods: dict[str, list[Pod]] = {}
+        for p in cluster.pods.values():
+            if p.ready and not p.terminating:
+                ready_pods.setdefault(p.service, []).append(p)
         for svc in app.services:
             ci = traffic.svc_index[svc.name]
-            pods = [p for p in cluster.pods.values() if p.service == svc.name and p.ready and not p.terminating]
+            pods = ready_pods.get(svc.name, [])
             templates = [p.template for p in pods] or [cluster.workloads[svc.name].template]
             for dep in svc.dependencies:
                 callee = app.service(dep.service)
@@ -602,6 +652,9 @@ class Simulator(Substrate):
 
         A container that is not running has no metrics endpoint, so its series go stale.
         """
+        if self._series_sig.get(pod.name) == (running, started):
+            return  # nothing changed since the last sync
+        self._series_sig[pod.name] = (running, started)
         s = pod.series
         reg = self.registry
         labels = {"namespace": self.app.namespace, "pod": pod.name, "container": pod.container.name,
@@ -645,6 +698,9 @@ class Simulator(Substrate):
 
     def _forget_pod(self, pod: Pod) -> None:
         self.container_logs.pop(pod.name, None)
+        self._pod_rows.pop(pod.name, None)
+        self._series_sig.pop(pod.name, None)
+        self._sid_cache.pop(pod.name, None)
         self._seen_start.pop(pod.name, None)
         self.traffic.util[pod.slot] = 0.0
         self.traffic.mem[pod.slot] = 0.0
@@ -707,27 +763,36 @@ class Simulator(Substrate):
         return {"generation": state["generation"], "since": state["since"],
                 "served_since": served - state["served_at_loss"]}
 
-    def _request_logs(self, t: float, tab: PodTable, fail: np.ndarray[Any, Any]) -> None:
-        idx = np.flatnonzero(fail > 0.02)
+    def _emit_request_logs(self) -> None:
+        """Write error lines for the failures accumulated since the last call (sampled)."""
+        tab = self.traffic.table
+        fail, since, t = self._fail_acc, self._fail_since, self.t
+        self._fail_acc = np.zeros_like(fail)
+        self._fail_since = t
+        span = t - since
+        if tab is None or span <= 0 or fail.shape[0] != tab.k_pod.shape[0]:
+            return
+        idx = np.flatnonzero(fail > 0.02 * span)
         if idx.size == 0:
             return
-        counts = self.log_rng.poisson(np.minimum(fail[idx], ERROR_LOG_CAP))
+        counts = self.log_rng.poisson(np.minimum(fail[idx], ERROR_LOG_CAP * span))
         for k, n in zip(idx.tolist(), counts.tolist(), strict=True):
             if n <= 0:
                 continue
             pod_name = tab.names[int(tab.k_pod[k])]
             op = int(tab.k_op[k])
             service, op_name = self.forest.ops[op]
-            key = (k, self.traffic._flow_t)
+            key = (k, float(self._table_version) + (0.5 if self.traffic.util[int(tab.slot[int(tab.k_pod[k])])] > 1
+                                                       else 0.0))
             cached = self._cause_cache.get(key)
             if cached is None:
                 cached = self._failure_cause(tab, k, service, op)
                 self._cause_cache = {key: cached} if len(self._cause_cache) > 512 else self._cause_cache
                 self._cause_cache[key] = cached
             cause, detail = cached
-            offsets = np.sort(self.log_rng.random(min(n, ERROR_LOG_CAP)))
+            offsets = np.sort(self.log_rng.random(min(n, int(ERROR_LOG_CAP * span))))
             # Formatting is deferred to read time: most lines are never read.
-            self._log(pod_name, [(t - 1.0 + float(o), ("err", op_name, cause, detail)) for o in offsets])
+            self._log(pod_name, [(since + span * float(o), ("err", op_name, cause, detail)) for o in offsets])
 
     def _failure_cause(self, tab: PodTable, k: int, service: str, op: int) -> tuple[str, dict[str, Any]]:
         """Why requests to slot ``k`` fail: own defect, load shedding, or a named downstream call."""
@@ -1068,8 +1133,16 @@ class Simulator(Substrate):
 
     # ----------------------------------------------------------------- probes (ground truth)
 
-    def probe_route(self, route: str, attributes: dict[str, str] | None = None) -> ProbeOutcome:
+    def probe_route(self, route: str, attributes: dict[str, str] | None = None,
+                    at_service: str | None = None) -> ProbeOutcome:
         """A synthetic user request along an entry route, with optional request attributes.
+
+        Args:
+            route: the entry route.
+            attributes: request attributes (``{"currency": "JPY"}``).
+            at_service: judge the answer where the request reaches this service (the call
+                to it along the route, with everything below it), so that a fault on another
+                part of the route does not mask this one; None judges the whole route.
 
         Raises:
             SubstrateError: unknown route.
@@ -1077,7 +1150,13 @@ class Simulator(Substrate):
         names = [r.name for r in self.app.routes]
         if route not in names:
             raise SubstrateError(f"unknown route {route!r}; routes: {', '.join(names)}")
-        root = int(self.traffic.roots[names.index(route)])
+        r = names.index(route)
+        root = int(self.traffic.roots[r])
+        if at_service is not None and at_service in self.traffic.svc_index:
+            f = self.forest
+            hits = np.flatnonzero((f.route == r) & (f.svc == self.traffic.svc_index[at_service]))
+            if hits.size:
+                root = int(hits[np.argmax(f.weight[hits])])
         return self._probe(root, attributes or {})
 
     def probe_operation(self, service: str, operation: str, attributes: dict[str, str] | None = None) -> ProbeOutcome:

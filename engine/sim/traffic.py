@@ -62,9 +62,14 @@ MAX_LATENCY_MULT = 20.0
 FAST_FAIL_S = 0.002
 """Latency of a call refused at connect time."""
 FLOW_EVERY_S = 5.0
-"""Per-request probabilities and latencies are recomputed at least this often, seconds
-(and at once when pods, effects or edges change): load-driven latency follows
+"""Per-request probabilities and latencies are rechecked this often, seconds (and
+recomputed at once when pods, effects or edges change): load-driven latency follows
 utilisation with at most this lag."""
+UTIL_TOLERANCE = 0.05
+"""A periodic recomputation is skipped while no pod's CPU utilisation moved by more than
+this (absolute, 5 points; 1 point for pods above 0.9, where shedding starts): below 0.5 the
+latency multiplier ``1 + u^2 / (1 - u)`` then moves by under 5 %, less than the run-to-run
+noise of the latency itself."""
 
 
 def normal_cdf(x: FloatArray) -> FloatArray:
@@ -336,6 +341,9 @@ class TrafficModel:
         self._flow_t = -math.inf
         self._flow_until = math.inf
         self._probe_inputs: ProbeInputs | None = None
+        self._flow_util: FloatArray = np.zeros(0)
+        self._fold_key = b""
+        self._fold_cache: Fold | None = None
         self._pod_context: PodContext | None = None
         self._mem_now: FloatArray = np.zeros(0)
         self._mem_base: FloatArray = np.zeros(0)
@@ -550,6 +558,7 @@ class TrafficModel:
         assert tab is not None
         S = self.S
         util = self.util[tab.slot]
+        self._flow_util = util.copy()
         u = np.minimum(util, 0.95)
         latmult = np.minimum(1.0 + u * u / (1.0 - u), MAX_LATENCY_MULT)
         shed = np.where(util > 1.0, 1.0 - 1.0 / np.maximum(util, 1.0), 0.0)
@@ -579,12 +588,23 @@ class TrafficModel:
         rest = 1.0 - sum(c.share for c in tab.classes)
         parts: list[tuple[float, Fold]] = []
         slot_parts: list[tuple[float, OpInputs]] = []
-        for weight, inputs in [(rest, base)] + [(c.share, self._op_inputs(c.err, c.latfac, c.latadd))
-                                                for c in tab.classes]:
-            fd = self._fold(self.level_info, inputs.op_err, inputs.op_mean, inputs.op_var, reach_n, slow_n, e_delay)
-            parts.append((weight, fd))
-            slot_parts.append((weight, inputs))
-        fold = self._mix(parts)
+        classes = [(rest, base)] + [(c.share, self._op_inputs(c.err, c.latfac, c.latadd)) for c in tab.classes]
+        # The fold depends only on per-operation and per-node inputs: when a pod change left
+        # them bit-for-bit equal (a new pod still pulling its image), reuse the last fold.
+        key = b"".join([reach_n.tobytes(), slow_n.tobytes(), e_delay.tobytes()]
+                       + [np.float64(w).tobytes() + x.op_err.tobytes() + x.op_mean.tobytes() + x.op_var.tobytes()
+                          for w, x in classes])
+        if key == self._fold_key and self._fold_cache is not None:
+            fold = self._fold_cache
+            slot_parts = classes
+        else:
+            for weight, inputs in classes:
+                fd = self._fold(self.level_info, inputs.op_err, inputs.op_mean, inputs.op_var, reach_n, slow_n,
+                                e_delay)
+                parts.append((weight, fd))
+                slot_parts.append((weight, inputs))
+            fold = self._mix(parts)
+            self._fold_key, self._fold_cache = key, fold
         M, V, log_down = fold.M, fold.V, fold.log_down
         succ, q_node, t_node = fold.succ, fold.q_node, fold.t_node
         l_call, s_call, q_call, t_call = fold.l_call, fold.s_call, fold.q_call, fold.t_call
@@ -661,8 +681,15 @@ class TrafficModel:
         f = self.forest
         tab = self.table
         assert tab is not None, "rebuild() before step()"
-        if t - self._flow_t >= FLOW_EVERY_S or t >= self._flow_until:
+        if t >= self._flow_until or self._flow_t == -math.inf:
             self._flow(t)
+        elif t - self._flow_t >= FLOW_EVERY_S:
+            util = self.util[tab.slot]
+            if util.shape == self._flow_util.shape and bool(np.all(
+                    np.abs(util - self._flow_util) < np.where(util > 0.9, 0.01, UTIL_TOLERANCE))):
+                self._flow_t = t  # load moved too little to change latency or shedding: keep the flow
+            else:
+                self._flow(t)
         minute = int(t // 60)
         if minute != self._topo_minute:
             self.flush()
