@@ -273,7 +273,7 @@ def score_events(events: Sequence[Event], *, app: Any = None, noop: Mapping[str,
         if on_target:
             t_act = on_target[0].t
             after = [(t, ok) for t, ok in samples if t > t_act]
-            for i, (t, ok) in enumerate(after):
+            for i, (t, _ok) in enumerate(after):
                 rest = after[i:]
                 first = rest[:HOLD_SAMPLES]
                 if (len(first) == HOLD_SAMPLES and all(o for _, o in first)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from engine.bundle import seal
-from engine.events import Event
 from engine.operators import make_operator
 from engine.operators.oracle import OracleOperator
-from engine.orchestrator import Invocation, Orchestrator, Operator
+from engine.orchestrator import Invocation, Operator, Orchestrator
 from faults.schedule import Schedule, generate, parse_schedule
 from faults.spec import load_catalog
 from scoring.cli import load_score
@@ -26,8 +24,8 @@ APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
 def sequential(app: str, n: int = 5, gap: int = 60, seed: int = 1) -> Schedule:
     """A qualified schedule without overlap: n catalog faults one after another, so no fault
     can mask another's symptom (the oracle's reference setting)."""
-    from faults.qualify import onset_seconds
     from engine.appmodel import load_app
+    from faults.qualify import onset_seconds
 
     model = load_app(app)
     faults = [f for f in load_catalog(app).faults if f.mechanism != "zone-outage"][:: 7][:n]
@@ -165,7 +163,7 @@ def test_human_and_agent_paths_score_identically() -> None:
 
 
 def test_scoring_is_byte_identical_and_refuses_tampered_bundles(tmp_path: Path) -> None:
-    r, _ = run(generate("online-boutique", 5, "short-5"), make_operator("runbook"), tmp_path / "run")
+    run(generate("online-boutique", 5, "short-5"), make_operator("runbook"), tmp_path / "run")
     bundle = seal(tmp_path / "run")
     one, _ = load_score(str(bundle), degradation=False)
     two, _ = load_score(str(bundle), degradation=False)
@@ -183,12 +181,12 @@ def test_scoring_is_byte_identical_and_refuses_tampered_bundles(tmp_path: Path) 
 
 
 def test_degradation_is_relative_to_the_noop_run(tmp_path: Path) -> None:
-    r, _ = run(generate("online-boutique", 6, "short-5"), make_operator("noop"), tmp_path / "n")
+    run(generate("online-boutique", 6, "short-5"), make_operator("noop"), tmp_path / "n")
     bundle = seal(tmp_path / "n")
     score, _ = load_score(str(bundle))
     assert score.degradation == pytest.approx(100.0)
     assert score.noop_reference and score.noop_reference.startswith("noop:online-boutique:seed6")
-    o, _ = run(generate("online-boutique", 6, "short-5"), OracleOperator(), tmp_path / "o")
+    run(generate("online-boutique", 6, "short-5"), OracleOperator(), tmp_path / "o")
     better, _ = load_score(str(seal(tmp_path / "o")))
     assert better.degradation is not None and better.degradation < 100.0
 
@@ -200,10 +198,3 @@ def test_score_json_round_trips_and_names_the_formula() -> None:
     assert doc["runs"][0]["faults"][0]["outcome"] in ("handled", "repaired", "acted on", "located",
                                                      "correlated only", "missed")
 
-
-def _events(r: Orchestrator) -> list[Event]:
-    return r.stream.events
-
-
-def _unused(*_: Any) -> None:
-    return None
