@@ -36,7 +36,7 @@ import numpy as np
 
 from alerts.history import AlertHistory
 from alerts.promql.engine import EvalContext
-from alerts.promql.labels import METRIC_NAME, fingerprint
+from alerts.promql.labels import METRIC_NAME, LabelTable, fingerprint, has_duplicates
 from alerts.promql.storage import FloatArray, IntArray, Storage, to_ms
 from alerts.promql.values import QueryError, Vector
 from alerts.rules import Rule, RuleSet, load_pack, load_rule_file
@@ -45,8 +45,29 @@ from alerts.templates import TemplateData
 if TYPE_CHECKING:
     from engine.sim.series import Scrape, SeriesInfo, SeriesStore
 
+_Fresh = dict[str, tuple[dict[str, str], dict[str, str], float]]
+"""Alerts of one query result by fingerprint: (alert labels, annotations, value)."""
+
+_MEMO_LIMIT = 4096
+"""Entries kept per rule in each template/series memo before it is cleared."""
+
 RESOLVED_RETENTION_S = 900.0
 """alerting.go ``resolvedRetention``: a resolved alert is kept 15 minutes."""
+
+
+def _setdiff(a: IntArray, b: IntArray) -> IntArray:
+    """``np.setdiff1d(a, b)`` (sorted unique values of ``a`` not in ``b``) by sorting, which
+    is faster than ``np.unique``'s hashing for these small arrays."""
+    if a.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    sa = np.sort(a)
+    sa = sa[np.concatenate(([True], sa[1:] != sa[:-1]))]
+    if b.shape[0] == 0:
+        return sa
+    sb = np.sort(b)
+    pos = np.minimum(np.searchsorted(sb, sa), sb.shape[0] - 1)
+    out: IntArray = sa[sb[pos] != sa]
+    return out
 
 
 @dataclass(frozen=True)
@@ -113,6 +134,23 @@ class _RuleState:
     """Cached output label sets and storage columns, keyed by input label-set ids."""
     last_error: str | None = None
     last_eval_ms: int | None = None
+    label_memo: dict[Any, tuple[dict[str, str], dict[str, str], str]] = field(default_factory=dict)
+    """(labels, alert labels, fingerprint) per label-set id (and value, when label templates read it)."""
+    annotation_memo: dict[Any, dict[str, str]] = field(default_factory=dict)
+    """Expanded annotations per label-set id (and value, when annotation templates read it)."""
+    static_annotation_memo: dict[int, dict[str, str]] = field(default_factory=dict)
+    """The annotations whose templates do not read the value, per label-set id."""
+    series_memo: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    """``ALERTS`` / ``ALERTS_FOR_STATE`` label-set ids per (fingerprint, state)."""
+    fresh_key: tuple[bytes, bytes] | None = None
+    fresh: _Fresh = field(default_factory=dict)
+    """The alerts of the last query result (ids and values as bytes: ``fresh_key``)."""
+    labels_use_value: bool = False
+    annotations_use_value: bool = False
+
+    def __post_init__(self) -> None:
+        self.labels_use_value = any(t.uses_value for t in self.rule.label_templates.values())
+        self.annotations_use_value = any(t.uses_value for t in self.rule.annotation_templates.values())
 
 
 @dataclass(frozen=True)
@@ -156,12 +194,13 @@ class AlertEvaluator:
         self.lookback_ms = to_ms(lookback_s)
         self.external_labels = dict(external_labels or {})
         self.external_url = external_url
-        self.storage = Storage(rows=512, cols=8192)
+        self.storage = Storage(rows=512, cols=32768)  # capacity costs no memory until used
         self.history = AlertHistory() if record_history else None
         self._states = [[_RuleState(r) for r in g.rules] for g in rules.groups]
         self._sim_cols: IntArray = np.zeros(0, dtype=np.int64)
         self._synced = 0
         self._next_eval_ms: int | None = None
+        self._template_env: tuple[tuple[tuple[str, str], ...], str] | None = None
         self.evaluations = 0
 
     # ---------------------------------------------------------------- ingestion
@@ -187,10 +226,14 @@ class AlertEvaluator:
         missing = np.flatnonzero(cols < 0)
         if missing.size:
             st = self.storage
-            for k in missing.tolist():
-                sid = int(ids[k])
+            sids = ids[missing].tolist()
+            intern = st.labels.intern
+            lids = []
+            for sid in sids:
                 si = info[sid]
-                col = st.column(st.labels.intern(tuple(sorted((*si.labels, (METRIC_NAME, si.name))))))
+                lids.append(intern(tuple(sorted((*si.labels, (METRIC_NAME, si.name))))))
+            new_cols = st.columns(lids)
+            for sid, col in zip(sids, new_cols, strict=True):
                 self._sim_cols[sid] = col
             cols = self._sim_cols[ids]
         self.storage.append_scrape(to_ms(scrape.t), cols, scrape.values)
@@ -251,6 +294,15 @@ class AlertEvaluator:
         """
         t_ms = to_ms(t)
         ctx = EvalContext(self.storage, t_ms, self.lookback_ms, t_ms, t_ms, to_ms(self.interval_s))
+        template_env = (tuple(sorted(self.external_labels.items())), self.external_url)
+        if template_env != self._template_env:  # template memos are only valid for one environment
+            self._template_env = template_env
+            for group_states in self._states:
+                for state in group_states:
+                    state.label_memo.clear()
+                    state.annotation_memo.clear()
+                    state.static_annotation_memo.clear()
+                    state.fresh_key = None
         out: list[AlertTransition] = []
         for group, states in zip(self.rules.groups, self._states, strict=True):
             if group.interval_s and t_ms % to_ms(group.interval_s) != 0:
@@ -309,7 +361,7 @@ class AlertEvaluator:
             if len(state.plans) > 64:
                 state.plans.clear()
             state.plans[key] = lids
-        if np.unique(lids).shape[0] != lids.shape[0]:
+        if has_duplicates(lids):
             state.last_error = "vector contains metrics with the same labelset after applying rule labels"
             return
         self._write_series(state, ctx.t_ms, lids, res.vals)
@@ -327,46 +379,92 @@ class AlertEvaluator:
         if np.array_equal(state.series, lids):
             gone: IntArray = np.zeros(0, dtype=np.int64)
         else:
-            old = np.setdiff1d(state.series, lids)
+            old = _setdiff(state.series, lids)
             gone = np.asarray([st.column(int(lid)) for lid in old.tolist()], dtype=np.int64)
         st.write(t_ms, cols, vals, gone)
         state.series = lids
+
+    def _fresh_alerts(self, state: _RuleState, table: LabelTable, res: Vector) -> _Fresh | None:
+        """The alerts a query result yields, by fingerprint: (labels, annotations, value);
+        None when two elements give the same alert labels."""
+        key = (res.lids.tobytes(), res.vals.tobytes())
+        if state.fresh_key == key:  # same result as at the last evaluation
+            return state.fresh
+        rule = state.rule
+        fresh: _Fresh = {}
+        # Templates are pure functions of (labels, value, external labels/URL), so their
+        # expansions are memoised per label-set id -- and per value (its bit pattern, so
+        # -0 and 0 stay apart) for templates that read the value.
+        label_memo, ann_memo, static_memo = state.label_memo, state.annotation_memo, state.static_annotation_memo
+        for memo in (label_memo, ann_memo, static_memo):
+            if len(memo) > _MEMO_LIMIT:
+                memo.clear()
+        labels_by_value = state.labels_use_value
+        ann_by_value = state.annotations_use_value
+        vals = res.vals
+        for lid, value, bits in zip(res.lids.tolist(), vals.tolist(), vals.view(np.int64).tolist(), strict=True):
+            lkey = (lid, bits) if labels_by_value else lid
+            ident = label_memo.get(lkey)
+            data: TemplateData | None = None
+            if ident is None:
+                labels = {k: v for k, v in table.pairs(lid) if k != METRIC_NAME}
+                data = TemplateData(labels, value, self.external_labels, self.external_url)
+                final = dict(labels)
+                for name, tmpl in rule.label_templates.items():
+                    expanded = tmpl.expand(data)
+                    if expanded:
+                        final[name] = expanded
+                    else:
+                        final.pop(name, None)
+                final["alertname"] = rule.name
+                ident = (labels, final, fingerprint(final))
+                label_memo[lkey] = ident
+            labels, final, fp = ident
+            if fp in fresh:
+                return None
+            akey = (lid, bits) if ann_by_value else lid
+            annotations = ann_memo.get(akey)
+            if annotations is None:
+                if data is None:
+                    data = TemplateData(labels, value, self.external_labels, self.external_url)
+                templates = rule.annotation_templates
+                if ann_by_value:
+                    static = static_memo.get(lid)
+                    if static is None:
+                        static = {k: t.expand(data) for k, t in templates.items() if not t.uses_value}
+                        static_memo[lid] = static
+                    annotations = {k: static[k] if k in static else t.expand(data) for k, t in templates.items()}
+                else:
+                    annotations = {k: t.expand(data) for k, t in templates.items()}
+                ann_memo[akey] = annotations
+            fresh[fp] = (final, annotations, value)
+        state.fresh_key, state.fresh = key, fresh
+        return fresh
 
     def _eval_alert(self, state: _RuleState, ctx: EvalContext, res: Vector, out: list[AlertTransition]) -> None:
         rule = state.rule
         table = ctx.labels
         t_ms = ctx.t_ms
-        fresh: dict[str, _Alert] = {}
-        for lid, value in zip(res.lids.tolist(), res.vals.tolist(), strict=True):
-            labels = {k: v for k, v in table.pairs(lid) if k != METRIC_NAME}
-            data = TemplateData(labels, value, self.external_labels, self.external_url)
-            final = dict(labels)
-            for key, tmpl in rule.label_templates.items():
-                expanded = tmpl.expand(data)
-                if expanded:
-                    final[key] = expanded
-                else:
-                    final.pop(key, None)
-            final["alertname"] = rule.name
-            fp = fingerprint(final)
-            if fp in fresh:
-                state.last_error = "vector contains metrics with the same labelset after applying alert labels"
-                return
-            annotations = {k: tmpl.expand(data) for k, tmpl in rule.annotation_templates.items()}
-            fresh[fp] = _Alert(final, fp, annotations, value, t_ms)
+        fresh = self._fresh_alerts(state, table, res)
+        if fresh is None:
+            state.last_error = "vector contains metrics with the same labelset after applying alert labels"
+            return
         before = {fp: a.state for fp, a in state.active.items()}
-        for fp, a in fresh.items():
+        for fp, (final, ann, value) in fresh.items():
             cur = state.active.get(fp)
             if cur is not None and cur.state != "inactive":
-                cur.value = a.value
-                cur.annotations = a.annotations
+                cur.value = value
+                cur.annotations = dict(ann)
                 continue
-            state.active[fp] = a
+            state.active[fp] = _Alert(dict(final), fp, dict(ann), value, t_ms)
             before[fp] = "inactive"
         keep_ms = to_ms(rule.keep_firing_for_s)
         hold_ms = to_ms(rule.for_s)
         written: list[int] = []
         written_vals: list[float] = []
+        series_memo = state.series_memo
+        if len(series_memo) > _MEMO_LIMIT:
+            series_memo.clear()
         for fp, a in list(state.active.items()):
             prev = before.get(fp, "inactive")
             if fp not in fresh:
@@ -394,13 +492,20 @@ class AlertEvaluator:
                 a.state = "firing"
                 a.fired_at_ms = t_ms
                 out.append(self._transition(rule, a, prev, "firing", t_ms))
-            for name, value in (("ALERTS", 1.0), ("ALERTS_FOR_STATE", a.active_at_ms / 1000.0)):
-                labels = dict(a.labels)
-                labels[METRIC_NAME] = name
-                if name == "ALERTS":
-                    labels["alertstate"] = a.state
-                written.append(table.intern_map(labels))
-                written_vals.append(value)
+            skey = (fp, a.state)
+            series = series_memo.get(skey)
+            if series is None:
+                series = []
+                for name in ("ALERTS", "ALERTS_FOR_STATE"):
+                    labels = dict(a.labels)
+                    labels[METRIC_NAME] = name
+                    if name == "ALERTS":
+                        labels["alertstate"] = a.state
+                    series.append(table.intern_map(labels))
+                series_memo[skey] = series
+            written.extend(series)
+            written_vals.append(1.0)
+            written_vals.append(a.active_at_ms / 1000.0)
         self._write_series(state, t_ms, np.asarray(written, dtype=np.int64), np.asarray(written_vals))
 
     def _transition(self, rule: Rule, a: _Alert, from_state: str, to_state: str, t_ms: int) -> AlertTransition:

@@ -303,6 +303,9 @@ class Template:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.uses_value = "$value" in text or ".Value" in text
+        """Whether the output may depend on the value (a conservative test on the text):
+        when False, it depends only on the labels, external labels and external URL."""
         self._parts: list[str | list[tuple[str, list[Operand]]]] = []
         pos = 0
         pending_trim = False

@@ -20,7 +20,10 @@ from alerts.live import add_prometheus_config_arguments
 from engine.appmodel import AppModelError, builtin_apps, load_app
 from engine.cli_app import add_import_arguments
 from engine.cli_bundle import add_seal_arguments, add_verify_arguments
+from engine.llm.config import add_llm_arguments
+from engine.serve.cli import add_serve_arguments
 from scoring.cli import add_report_arguments, add_score_arguments
+from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
 
 if TYPE_CHECKING:
     from engine.orchestrator import Operator
@@ -198,7 +201,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
-        operator = make_operator(args.agent)
+        from engine.agents import operator_from_args
+
+        operator = operator_from_args(args)
         seed = args.seed if args.schedule is None else sched.seed
         run_dir = None if args.no_record else args.run_dir or _fresh_run_dir(
             f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
@@ -285,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
-    p.add_argument("--agent", default="noop", help="the operator (default noop)")
+    p.add_argument("--agent", default="noop",
+                   help="the operator: noop (default), runbook, oracle, or an LLM agent: react, rag, orbit")
     p.add_argument("--run-dir", help="record the run here (default: runs/<run id>); sealed into <dir>.marathon")
     p.add_argument("--no-record", action="store_true", help="keep the event stream in memory only")
     p.add_argument("--alerts", default="embedded",
@@ -295,7 +301,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve the simulation's /metrics on this loopback port (0: any free port)")
     p.add_argument("--speed", type=float, default=0.0,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
+    add_llm_arguments(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("watch", help="watch an agent's run live in the terminal app")
+    add_watch_arguments(p)
+    p = sub.add_parser("play", help="be the operator yourself, scored like an agent")
+    add_play_arguments(p)
+    p = sub.add_parser("replay", help="replay a sealed bundle in the terminal app")
+    add_replay_arguments(p)
 
     p = sub.add_parser("seal", help="seal a run directory into one bundle file")
     add_seal_arguments(p)
@@ -305,6 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_score_arguments(p)
     p = sub.add_parser("report", help="write an HTML report with plots for one bundle")
     add_report_arguments(p)
+    p = sub.add_parser("serve", help="run a marathon for an external agent over MCP and an HTTP JSON API")
+    add_serve_arguments(p)
 
     p = sub.add_parser("prometheus-config", help="write a scrape config and the rule pack for your Prometheus")
     add_prometheus_config_arguments(p)

@@ -286,13 +286,16 @@ class Orchestrator:
             nxt = min(self._next_eval, target if self._in_invocation else min(self._next_invoke, target))
             if self._next_action < len(self._actions):
                 nxt = min(nxt, float(self._actions[self._next_action][0]))
-            if nxt > self.now:
-                with self.lock:
+            # Tool calls from another thread (the terminal app, a tool server) take the same
+            # lock, so they never see a half-applied step. The invocation itself runs outside
+            # it: an operator served from another thread makes its tool calls meanwhile.
+            with self.lock:
+                if nxt > self.now:
                     self.sim.advance(nxt)
-            self._due_actions()
-            if self.now >= self._next_eval - 1e-9:
-                self._next_eval += EVAL_INTERVAL_S
-                self._evaluate()
+                self._due_actions()
+                if self.now >= self._next_eval - 1e-9:
+                    self._next_eval += EVAL_INTERVAL_S
+                    self._evaluate()
             if self.now >= self._next_invoke - 1e-9 and not self._in_invocation:
                 self._next_invoke += self.cadence_s
                 self._invoke()
@@ -390,7 +393,7 @@ class Orchestrator:
         for rec in self.faults.values():
             if rec.instance is None or not rec.instance.active:
                 continue
-            res = evaluate_probe(self.sim, rec.spec.probe, rec.spec.target)
+            res = evaluate_probe(self.sim, rec.spec.probe, rec.spec.probe_anchor)
             rec.probes.append((self.now, res.ok))
             self.emit("probe.result", {"fault": rec.spec.id, "ok": res.ok, "success": round(res.success, 5),
                                        "p95_ms": round(res.p95_ms, 1), "detail": res.detail})

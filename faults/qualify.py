@@ -103,8 +103,8 @@ def noop_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     inject(sim, spec)
     onset = sim.now + onset_seconds(sim.app, spec)
     sim.advance(onset)
-    samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe, spec.target))]
-    _sample(sim, spec.probe, onset + NOOP_WINDOW_S, samples, target=spec.target)
+    samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe, spec.probe_anchor))]
+    _sample(sim, spec.probe, onset + NOOP_WINDOW_S, samples, target=spec.probe_anchor)
     # Alerts lag their symptom by their rate window and ``for`` (up to 10 minutes for the
     # latency rule), so the fault stays in place a while longer for them.
     sim.advance(max(sim.now, INJECT_AT_S + onset_seconds(sim.app, spec) + ALERT_WINDOW_S))
@@ -129,12 +129,12 @@ def oracle_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     sim = _fresh(spec, app, seed)
     inst = inject(sim, spec)
     sim.advance(sim.now + onset_seconds(sim.app, spec) + 30.0)
-    before = evaluate_probe(sim, spec.probe, spec.target)
+    before = evaluate_probe(sim, spec.probe, spec.probe_anchor)
     steps = apply_remedy(sim, inst)
     grace_end = sim.now + remedy_grace_seconds(sim.app, spec)
     sim.advance(grace_end)
-    samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe, spec.target))]
-    _sample(sim, spec.probe, grace_end + HOLD_S, samples, target=spec.target)
+    samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe, spec.probe_anchor))]
+    _sample(sim, spec.probe, grace_end + HOLD_S, samples, target=spec.probe_anchor)
     failing = [(t, s) for t, s in samples if not s.ok]
     what = ", ".join(f"{s.tool}({', '.join(f'{k}={v}' for k, v in s.args.items() if k != 'diff')})" for s in steps)
     if failing:
@@ -152,9 +152,9 @@ def revert_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     grace_end = sim.now + remedy_grace_seconds(sim.app, spec.model_copy(update={"remedy": spec.remedy.model_copy(
         update={"action": "revert-patch" if spec.mechanism == "code-change" else "rollback"})}))
     samples: list[tuple[float, ProbeResult]] = []
-    _sample(sim, spec.probe, grace_end, [], each=lambda: finish_revert(sim, inst), target=spec.target)
-    samples.append((sim.now, evaluate_probe(sim, spec.probe, spec.target)))
-    _sample(sim, spec.probe, grace_end + HOLD_S, samples, each=lambda: finish_revert(sim, inst), target=spec.target)
+    _sample(sim, spec.probe, grace_end, [], each=lambda: finish_revert(sim, inst), target=spec.probe_anchor)
+    samples.append((sim.now, evaluate_probe(sim, spec.probe, spec.probe_anchor)))
+    _sample(sim, spec.probe, grace_end + HOLD_S, samples, each=lambda: finish_revert(sim, inst), target=spec.probe_anchor)
     failing = [(t, s) for t, s in samples if not s.ok]
     if failing:
         t, s = failing[0]

@@ -224,6 +224,14 @@ class FaultSpec(_Strict):
             raise ValueError("code-bug faults are injected as code-change")
         return self
 
+    @property
+    def probe_anchor(self) -> str:
+        """Where a route probe judges this fault: the call to the target, or for a delay on
+        one edge the call to its caller (which makes every delayed call of the route)."""
+        if self.mechanism == "network-delay" and self.runtime is not None and self.runtime.caller:
+            return self.runtime.caller
+        return self.target
+
 
 class Catalog(_Strict):
     app: str

@@ -20,6 +20,7 @@ most recently injected fault wins (the newest change is the usual suspect).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -61,8 +62,13 @@ def workload_of(labels: Mapping[str, str], services: Iterable[str]) -> str | Non
     return None
 
 
-def callers_of(target: str, edges: Sequence[tuple[str, str]]) -> set[str]:
-    """Every service that calls ``target`` directly or transitively."""
+def callers_of(target: str, edges: Sequence[tuple[str, str]]) -> frozenset[str]:
+    """Every service that calls ``target`` directly or transitively (memoised per call graph)."""
+    return _callers_of(target, tuple(edges))
+
+
+@functools.lru_cache(maxsize=4096)
+def _callers_of(target: str, edges: tuple[tuple[str, str], ...]) -> frozenset[str]:
     up: dict[str, set[str]] = {}
     for caller, callee in edges:
         up.setdefault(callee, set()).add(caller)
@@ -73,7 +79,7 @@ def callers_of(target: str, edges: Sequence[tuple[str, str]]) -> set[str]:
             if c not in seen:
                 seen.add(c)
                 stack.append(c)
-    return seen
+    return frozenset(seen)
 
 
 def attribute(labels: Mapping[str, str], active_at: float, faults: Sequence[FaultWindow],

@@ -29,13 +29,13 @@ OUTCOME_COLOURS = {"handled": "#2ca02c", "repaired": "#98df8a", "acted on": "#ff
                    "correlated only": "#c7c7c7", "missed": "#7f7f7f"}
 
 
-def _png(fig: object) -> str:
+def _png_bytes(fig: object) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})  # type: ignore[attr-defined]
     plt.close(fig)  # type: ignore[arg-type]
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    return buf.getvalue()
 
 
 def timeline_figure(score: RunScore, events: Sequence[Event]) -> object:
@@ -138,13 +138,17 @@ def actions_figure(score: RunScore) -> object:
 
 
 def write_report(score: RunScore, events: Sequence[Event], out_dir: str | Path) -> Path:
-    """Write ``index.html`` (self-contained) into ``out_dir``; returns its path."""
+    """Write ``index.html`` (self-contained: figures embedded) into ``out_dir``, and each
+    figure as a PNG beside it; returns the HTML's path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figs = [("Run timeline", _png(timeline_figure(score, events))),
-            ("Stage-wise success over time", _png(stages_figure(score))),
-            ("Outcome per fault", _png(outcomes_figure(score))),
-            ("Executed actions", _png(actions_figure(score)))]
+    raw = [("Run timeline", "timeline.png", _png_bytes(timeline_figure(score, events))),
+           ("Stage-wise success over time", "stages.png", _png_bytes(stages_figure(score))),
+           ("Outcome per fault", "outcomes.png", _png_bytes(outcomes_figure(score))),
+           ("Executed actions", "actions.png", _png_bytes(actions_figure(score)))]
+    for _, name, data in raw:
+        (out / name).write_bytes(data)  # also as files, for documents that embed one figure
+    figs = [(title, "data:image/png;base64," + base64.b64encode(data).decode()) for title, _, data in raw]
 
     def fmt(v: float | None, spec: str = ".0f") -> str:
         return "-" if v is None else format(v, spec)

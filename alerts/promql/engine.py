@@ -28,7 +28,7 @@ import numpy as np
 import promql_parser as pp
 
 from alerts.promql import functions as fn
-from alerts.promql.labels import METRIC_NAME, LabelPairs, LabelTable
+from alerts.promql.labels import METRIC_NAME, LabelPairs, LabelTable, LidMap, has_duplicate_pairs, has_duplicates
 from alerts.promql.storage import FloatArray, IntArray, Storage
 from alerts.promql.values import Matrix, QueryError, UnsupportedError, Value, Vector
 
@@ -113,7 +113,7 @@ class _PlanCache:
 
 
 def _dup_check(lids: IntArray) -> None:
-    if lids.shape[0] > 1 and np.unique(lids).shape[0] != lids.shape[0]:
+    if has_duplicates(lids):
         raise QueryError("vector cannot contain metrics with the same labelset")
 
 
@@ -198,7 +198,6 @@ class SelectorNode(Node):
         self.offset_ms = offset_ms
         self.at = at
         self._storage: Storage | None = None
-        self._cols: list[int] = []
         self._cols_arr: IntArray = np.zeros(0, dtype=np.int64)
         self._checked = 0
         self._version = -1
@@ -206,22 +205,24 @@ class SelectorNode(Node):
     def cols(self, storage: Storage) -> IntArray:
         """Columns whose labels match, updated incrementally as series appear."""
         if storage is not self._storage:
-            self._storage, self._cols, self._checked, self._version = storage, [], 0, -1
+            self._storage, self._checked, self._version = storage, 0, -1
+            self._cols_arr = np.zeros(0, dtype=np.int64)
         if storage.version == self._version:
             return self._cols_arr
         self._version = storage.version
         candidates: Sequence[int] = storage.by_name.get(self.name, []) if self.name is not None \
             else range(storage.n_cols)
-        added = False
         table = storage.labels
+        col_lid = storage.col_lid
+        matchers = self.matchers
+        added: list[int] = []
         for col in candidates[self._checked:]:
-            labels = table.dict(int(storage.col_lid[col]))
-            if all(m.matches(labels.get(m.name, "")) for m in self.matchers):
-                self._cols.append(col)
-                added = True
+            labels = table.dict(int(col_lid[col]))
+            if all(m.matches(labels.get(m.name, "")) for m in matchers):
+                added.append(col)
         self._checked = len(candidates)
         if added:
-            self._cols_arr = np.asarray(self._cols, dtype=np.int64)
+            self._cols_arr = np.concatenate((self._cols_arr, np.asarray(added, dtype=np.int64)))
         return self._cols_arr
 
     def ref_time(self, ctx: EvalContext) -> int:
@@ -331,7 +332,7 @@ class UnaryNode(Node):
 
 
 def _drop_names(table: LabelTable, lids: IntArray) -> IntArray:
-    out = np.asarray([table.drop_name(x) for x in lids.tolist()], dtype=np.int64)
+    out = table.drop_names(lids)
     _dup_check(out)
     return out
 
@@ -402,6 +403,14 @@ class BinaryNode(Node):
         self.include = include
         self.kind = "scalar" if lhs.kind == "scalar" and rhs.kind == "scalar" else "vector"
         self._plans = _PlanCache()
+        self._matching_set = frozenset(matching)
+        self._sig_index: dict[LabelPairs, int] = {}
+        self._sig_table: LabelTable | None = None
+        self._sig_ids = LidMap(self._sig_id)
+        self._result_ids = LidMap(lambda table, lid: self._result_labels(table, lid, lid))
+        """Output label sets of pairs when they depend on the left side only (no ``group_x`` labels)."""
+        self._result_memo: dict[tuple[int, int], int] = {}
+        self._result_table: LabelTable | None = None
 
     def children(self) -> list[Node]:
         return [self.lhs, self.rhs]
@@ -446,11 +455,23 @@ class BinaryNode(Node):
     # -- vector op vector
     def _signature(self, table: LabelTable, lid: int) -> LabelPairs:
         pairs = table.pairs(lid)
+        names = self._matching_set
         if self.on:
-            names = self.matching
             return tuple(p for p in pairs if p[0] in names)
-        names = self.matching
         return tuple(p for p in pairs if p[0] != METRIC_NAME and p[0] not in names)
+
+    def _sig_id(self, table: LabelTable, lid: int) -> int:
+        """A small int per distinct match signature (stable for one table)."""
+        if table is not self._sig_table:
+            self._sig_table = table
+            self._sig_index = {}
+        return self._sig_index.setdefault(self._signature(table, lid), len(self._sig_index))
+
+    def _signatures(self, table: LabelTable, lids: IntArray) -> IntArray:
+        if table is not self._sig_table:
+            self._sig_table = table
+            self._sig_index = {}
+        return self._sig_ids.map(table, lids)
 
     def _result_labels(self, table: LabelTable, l_lid: int, r_lid: int) -> int:
         """engine.go ``resultMetric``."""
@@ -475,40 +496,51 @@ class BinaryNode(Node):
             out = table.drop_name(out)
         return out
 
-    def _match_plan(self, table: LabelTable, left: IntArray, right: IntArray) -> _MatchPlan:
+    def _duplicate_error(self, table: LabelTable, right: IntArray) -> QueryError:
         right_sigs: dict[LabelPairs, int] = {}
         for j, lid in enumerate(right.tolist()):
             sig = self._signature(table, lid)
             if sig in right_sigs:
                 side = "left" if self.card == "one-to-many" else "right"
-                raise QueryError(
+                return QueryError(
                     f"found duplicate series for the match group {_fmt_pairs(sig)} on the {side} hand-side of the "
                     f"operation: [{table.format(lid)}, {table.format(int(right[right_sigs[sig]]))}];many-to-many "
                     "matching not allowed: matching labels must be unique on one side")
             right_sigs[sig] = j
-        li: list[int] = []
-        ri: list[int] = []
-        sig_ids: list[int] = []
-        outs: list[int] = []
-        sig_index: dict[LabelPairs, int] = {}
-        for i, lid in enumerate(left.tolist()):
-            sig = self._signature(table, lid)
-            match = right_sigs.get(sig)
-            if match is None:
-                continue
-            li.append(i)
-            ri.append(match)
-            sig_ids.append(sig_index.setdefault(sig, len(sig_index)))
-            outs.append(self._result_labels(table, lid, int(right[match])))
-        out = np.asarray(outs, dtype=np.int64)
-        sigs = np.asarray(sig_ids, dtype=np.int64)
-        if self.card == "one-to-one":
-            risky = np.unique(sigs).shape[0] != sigs.shape[0]
+        raise AssertionError("no duplicate signature")
+
+    def _match_plan(self, table: LabelTable, left: IntArray, right: IntArray) -> _MatchPlan:
+        rsig = self._signatures(table, right)
+        if has_duplicates(rsig):
+            raise self._duplicate_error(table, right)
+        lsig = self._signatures(table, left)
+        if lsig.shape[0] and rsig.shape[0]:
+            pos = np.full(int(max(lsig.max(), rsig.max())) + 1, -1, dtype=np.int64)
+            pos[rsig] = np.arange(rsig.shape[0], dtype=np.int64)
+            match = pos[lsig]
+            li = np.flatnonzero(match >= 0).astype(np.int64)
+            ri = match[li]
+            sigs = lsig[li]
         else:
-            pairs = np.stack((sigs, out), axis=1) if out.size else np.zeros((0, 2), dtype=np.int64)
-            risky = np.unique(pairs, axis=0).shape[0] != pairs.shape[0]
-        risky = risky or np.unique(out).shape[0] != out.shape[0]
-        return _MatchPlan(np.asarray(li, dtype=np.int64), np.asarray(ri, dtype=np.int64), sigs, out, bool(risky))
+            li = ri = sigs = np.zeros(0, dtype=np.int64)
+        if self.include:
+            if table is not self._result_table:
+                self._result_table = table
+                self._result_memo = {}
+            memo = self._result_memo
+            outs: list[int] = []
+            for a, b in zip(left[li].tolist(), right[ri].tolist(), strict=True):
+                key = (a, b)
+                o = memo.get(key)
+                if o is None:
+                    o = self._result_labels(table, a, b)
+                    memo[key] = o
+                outs.append(o)
+            out = np.asarray(outs, dtype=np.int64)
+        else:
+            out = self._result_ids.map(table, left[li])
+        risky = has_duplicates(sigs) if self.card == "one-to-one" else has_duplicate_pairs(sigs, out)
+        return _MatchPlan(li, ri, sigs, out, risky or has_duplicates(out))
 
     def _vector_op(self, ctx: EvalContext, lv: Vector, rv: Vector) -> Vector:
         swap = self.card == "one-to-many"
@@ -533,27 +565,24 @@ class BinaryNode(Node):
             out, sigs, vals = out[keep], sigs[keep], vals[keep]
         if plan.risky:
             if self.card == "one-to-one":
-                if np.unique(sigs).shape[0] != sigs.shape[0]:
+                if has_duplicates(sigs):
                     raise QueryError("multiple matches for labels: many-to-one matching must be explicit "
                                      "(group_left/group_right)")
-            elif out.size and np.unique(np.stack((sigs, out), axis=1), axis=0).shape[0] != out.shape[0]:
+            elif has_duplicate_pairs(sigs, out):
                 raise QueryError("multiple matches for labels: grouping labels must ensure unique matches")
             _dup_check(out)
         return Vector(out, np.asarray(vals, dtype=np.float64))
 
     # -- and / or / unless
     def _set_plan(self, table: LabelTable, left: IntArray, right: IntArray) -> _SetPlan:
-        lsig = [self._signature(table, x) for x in left.tolist()]
-        rsig = [self._signature(table, x) for x in right.tolist()]
+        lsig = self._signatures(table, left)
+        rsig = self._signatures(table, right)
         if self.op == "and":
-            rs = set(rsig)
-            return _SetPlan(np.asarray([i for i, s in enumerate(lsig) if s in rs], dtype=np.int64))
+            return _SetPlan(np.flatnonzero(_member(lsig, rsig)).astype(np.int64))
         if self.op == "unless":
-            rs = set(rsig)
-            return _SetPlan(np.asarray([i for i, s in enumerate(lsig) if s not in rs], dtype=np.int64))
-        ls = set(lsig)
-        return _SetPlan(np.arange(len(lsig), dtype=np.int64),
-                        np.asarray([j for j, s in enumerate(rsig) if s not in ls], dtype=np.int64))
+            return _SetPlan(np.flatnonzero(~_member(lsig, rsig)).astype(np.int64))
+        return _SetPlan(np.arange(lsig.shape[0], dtype=np.int64),
+                        np.flatnonzero(~_member(rsig, lsig)).astype(np.int64))
 
     def _set_op(self, ctx: EvalContext, lv: Vector, rv: Vector) -> Vector:
         table = ctx.labels
@@ -564,11 +593,20 @@ class BinaryNode(Node):
         return Vector(np.concatenate((lv.lids, rv.lids[plan.right])), np.concatenate((lv.vals, rv.vals[plan.right])))
 
 
+def _member(a: IntArray, b: IntArray) -> Any:
+    """``np.isin`` for small non-negative ids (signature ids): a lookup table."""
+    if a.shape[0] == 0 or b.shape[0] == 0:
+        return np.zeros(a.shape[0], dtype=bool)
+    present = np.zeros(int(max(a.max(), b.max())) + 1, dtype=bool)
+    present[b] = True
+    return present[a]
+
+
 _DUP_OK: dict[bytes, bool] = {}
 
 
 def _drop_names_lazy(table: LabelTable, lids: IntArray) -> IntArray:
-    return np.asarray([table.drop_name(x) for x in lids.tolist()], dtype=np.int64)
+    return table.drop_names(lids)
 
 
 def _dup_check_cached(lids: IntArray) -> None:
@@ -579,7 +617,7 @@ def _dup_check_cached(lids: IntArray) -> None:
     if ok is None:
         if len(_DUP_OK) > 4096:
             _DUP_OK.clear()
-        ok = np.unique(lids).shape[0] == lids.shape[0]
+        ok = not has_duplicates(lids)
         _DUP_OK[key] = ok
     if not ok:
         raise QueryError("vector cannot contain metrics with the same labelset")
@@ -596,7 +634,25 @@ def _fmt_pairs(pairs: LabelPairs) -> str:
 class _GroupPlan:
     idx: IntArray  # group index per input element
     out: IntArray  # output label-set id per group
-    members: list[list[int]] | None = None  # element indices per group (slow aggregators)
+    _members: list[list[int]] | None = None
+
+    @property
+    def members(self) -> list[list[int]]:
+        """Element indices per group, ascending (for the aggregators that loop in Python)."""
+        if self._members is None:
+            order = np.argsort(self.idx, kind="stable")
+            bounds = np.cumsum(np.bincount(self.idx, minlength=self.out.shape[0]))[:-1]
+            self._members = [part.tolist() for part in np.split(order, bounds)]
+        return self._members
+
+
+def _first_seen_groups(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """(group index per element, key per group), groups numbered in first-seen order."""
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.shape[0], dtype=np.int64)
+    rank[order] = np.arange(order.shape[0], dtype=np.int64)
+    return rank[inverse.reshape(-1)], uniq[order]
 
 
 class AggregateNode(Node):
@@ -608,7 +664,10 @@ class AggregateNode(Node):
         self.param = param
         self.without = without
         self.grouping = grouping
+        self._grouping_set = frozenset(grouping)
+        self._excluded = frozenset(grouping) | {METRIC_NAME}
         self._plans = _PlanCache()
+        self._group_ids = LidMap(lambda table, lid: table.intern(self._group_labels(table, lid)))
 
     def children(self) -> list[Node]:
         return [self.expr] + ([self.param] if self.param is not None else [])
@@ -616,23 +675,14 @@ class AggregateNode(Node):
     def _group_labels(self, table: LabelTable, lid: int, drop: str | None = None) -> LabelPairs:
         pairs = table.pairs(lid)
         if self.without:
-            excluded = set(self.grouping) | {METRIC_NAME}
-            if drop:
-                excluded.add(drop)
+            excluded = self._excluded | {drop} if drop else self._excluded
             return tuple(p for p in pairs if p[0] not in excluded)
-        return tuple(p for p in pairs if p[0] in self.grouping)
+        grouping = self._grouping_set
+        return tuple(p for p in pairs if p[0] in grouping)
 
     def _plan(self, table: LabelTable, lids: IntArray) -> _GroupPlan:
-        index: dict[LabelPairs, int] = {}
-        idx: list[int] = []
-        for lid in lids.tolist():
-            g = self._group_labels(table, lid)
-            idx.append(index.setdefault(g, len(index)))
-        members: list[list[int]] = [[] for _ in index]
-        for i, gi in enumerate(idx):
-            members[gi].append(i)
-        out = np.asarray([table.intern(g) for g in index], dtype=np.int64)
-        return _GroupPlan(np.asarray(idx, dtype=np.int64), out, members)
+        idx, out = _first_seen_groups(self._group_ids.map(table, lids))
+        return _GroupPlan(idx, out)
 
     def eval(self, ctx: EvalContext) -> Value:
         vec = self.expr.eval_vector(ctx)
@@ -663,7 +713,6 @@ class AggregateNode(Node):
             res = np.full(g, np.nan)
             (np.fmax if op == "max" else np.fmin).at(res, plan.idx, v)
             return Vector(plan.out, res)
-        assert plan.members is not None
         if op == "avg":
             return Vector(plan.out, np.asarray([fn.incremental_mean(v[m].tolist()) for m in plan.members]))
         if op in ("stddev", "stdvar"):
@@ -759,9 +808,72 @@ class CallNode(Node):
 
 
 def _unwrap(node: Node) -> Node:
-    while isinstance(node, ParenNode):
+    while isinstance(node, (ParenNode, SharedNode)):
         node = node.expr
     return node
+
+
+class SharedNode(Node):
+    """A subexpression that occurs more than once in one expression (the compiler gives
+    every occurrence this one node): evaluated once per evaluation context and storage
+    state, the result handed to each occurrence (values are never mutated in place)."""
+
+    def __init__(self, expr: Node) -> None:
+        self.expr = expr
+        self.kind = expr.kind
+        self._key: tuple[Any, ...] | None = None
+        self._value: Value | None = None
+
+    def eval(self, ctx: EvalContext) -> Value:
+        st = ctx.storage
+        key = (st, st.generation, ctx.t_ms, ctx.lookback_ms, ctx.start_ms, ctx.end_ms, ctx.subquery_step_ms)
+        if self._value is not None and key == self._key:  # Storage compares by identity
+            return self._value
+        value = self.expr.eval(ctx)
+        self._key, self._value = key, value
+        return value
+
+    def children(self) -> list[Node]:
+        return [self.expr]
+
+
+def structural_key(node: Node) -> tuple[Any, ...] | None:
+    """A hashable key equal for two compiled subtrees exactly when they compute the same
+    thing, or None for a subtree that contains a node kind it does not know."""
+    def sub(child: Node | None) -> tuple[Any, ...] | None:
+        return ("none",) if child is None else structural_key(child)
+
+    parts: tuple[Any, ...]
+    children: list[Node | None] = []
+    if isinstance(node, NumberNode):
+        return ("num", node.value.hex())
+    if isinstance(node, StringNode):
+        return ("str", node.value)
+    if isinstance(node, SharedNode):
+        return structural_key(node.expr)
+    if isinstance(node, SelectorNode):
+        return ("sel", node.name, tuple((m.name, m.op, m.value) for m in node.matchers), node.offset_ms, node.at)
+    if isinstance(node, MatrixSelectorNode):
+        parts, children = ("range", node.range_ms), [node.selector]
+    elif isinstance(node, SubqueryNode):
+        parts, children = ("subquery", node.range_ms, node.step_ms, node.offset_ms, node.at), [node.expr]
+    elif isinstance(node, ParenNode):
+        parts, children = ("paren",), [node.expr]
+    elif isinstance(node, UnaryNode):
+        parts, children = ("neg",), [node.expr]
+    elif isinstance(node, BinaryNode):
+        parts = ("binary", node.op, node.return_bool, node.card, node.on, tuple(node.matching), tuple(node.include))
+        children = [node.lhs, node.rhs]
+    elif isinstance(node, AggregateNode):
+        parts, children = ("aggregate", node.op, node.without, tuple(node.grouping)), [node.expr, node.param]
+    elif isinstance(node, CallNode):
+        parts, children = ("call", node.name, len(node.args)), list(node.args)
+    else:
+        return None
+    keys = [sub(c) for c in children]
+    if any(k is None for k in keys):
+        return None
+    return (*parts, *keys)
 
 
 class ParenNode(Node):
@@ -904,6 +1016,41 @@ class Compiler:
 
     def __init__(self, options: CompileOptions | None = None) -> None:
         self.options = options or CompileOptions()
+        self._counts: dict[tuple[Any, ...], int] | None = None
+        self._shared: dict[tuple[Any, ...], SharedNode] = {}
+        self._sharing = False
+
+    def compile_shared(self, node: Any) -> Node:
+        """:meth:`compile`, with each subexpression that occurs more than once compiled to
+        one :class:`SharedNode` (evaluated once per evaluation)."""
+        counts: dict[tuple[Any, ...], int] = {}
+        self._counts, self._shared, self._sharing = counts, {}, False
+        try:
+            tree = self.compile(node)
+            if all(c < 2 for c in counts.values()):
+                return tree
+            self._sharing = True
+            return self.compile(node)
+        finally:
+            self._counts, self._shared, self._sharing = None, {}, False
+
+    def compile(self, node: Any) -> Node:
+        out = self._build(node)
+        counts = self._counts
+        if counts is None or isinstance(out, (NumberNode, StringNode)):
+            return out
+        key = structural_key(out)
+        if key is None:
+            return out
+        if not self._sharing:
+            counts[key] = counts.get(key, 0) + 1
+            return out
+        if counts.get(key, 0) < 2:
+            return out
+        shared = self._shared.get(key)
+        if shared is None:
+            shared = self._shared[key] = SharedNode(out)
+        return shared
 
     def offset(self, node: Any) -> int:
         off = _ms(node.offset)
@@ -923,7 +1070,7 @@ class Compiler:
         eq_name = next((m.value for m in matchers if m.name == METRIC_NAME and m.op == "="), None)
         return SelectorNode(name if name is not None else eq_name, matchers, self.offset(node), _at(node))
 
-    def compile(self, node: Any) -> Node:
+    def _build(self, node: Any) -> Node:
         if isinstance(node, pp.NumberLiteral):
             return NumberNode(node.val)
         if isinstance(node, pp.StringLiteral):
@@ -996,7 +1143,7 @@ def compile_query(text: str, options: CompileOptions | None = None) -> Node:
     fn.register_parser_functions()
     ast = pp.parse(text)
     try:
-        return Compiler(options).compile(ast)
+        return Compiler(options).compile_shared(ast)
     except UnsupportedError as exc:
         if exc.position is None:
             exc.position = _locate(text, exc.construct)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import promql_parser as pp
 
-from alerts.promql.labels import METRIC_NAME, LabelTable
+from alerts.promql.labels import METRIC_NAME, LabelTable, has_duplicates
 from alerts.promql.storage import FloatArray, IntArray
 from alerts.promql.values import Matrix, QueryError, UnsupportedError, Value, Vector
 
@@ -111,6 +111,41 @@ def _counter_pairs(m: Matrix) -> tuple[FloatArray, FloatArray, Any]:
     return m.vals, prev_vals, valid
 
 
+def _counter_resets(m: Matrix, first: IntArray, last: IntArray, n: IntArray) -> tuple[Any, FloatArray | None]:
+    """Counter resets of each series: (``resets`` [K, N], true where a sample is below the
+    previous sample of its series; ``prev`` [K, N], that previous sample), or (None, None)
+    when there is none.
+
+    A series whose samples fill the rows from its first to its last sample (the usual
+    case: one sample per scrape) has its previous sample in the row above, so only series
+    with gaps need :func:`_counter_pairs`.
+    """
+    vals, mask = m.vals, m.mask
+    gap = (n > 0) & (last - first + 1 != n)
+    gapped = bool(gap.any())
+    with np.errstate(invalid="ignore"):
+        # Cells without a sample hold NaN, and comparisons with NaN are false, so this is
+        # "both cells are samples and the value went down".
+        down = vals[1:] < vals[:-1]
+        if not gapped and not down.any():
+            return None, None
+        resets = np.zeros(mask.shape, dtype=bool)
+        resets[1:] = down & mask[1:] & mask[:-1]
+        gap_prev: FloatArray | None = None
+        if gapped:
+            sub = Matrix(m.lids[gap], m.ts, vals[:, gap], mask[:, gap], m.start_ms, m.end_ms)
+            cur, gap_prev, valid = _counter_pairs(sub)
+            resets[:, gap] = valid & (cur < gap_prev)
+    if not resets.any():
+        return None, None
+    prev = np.empty_like(vals)
+    prev[0] = np.nan
+    prev[1:] = vals[:-1]
+    if gapped:
+        prev[:, gap] = gap_prev
+    return resets, prev
+
+
 def _out(m: Matrix, keep: Any, vals: FloatArray) -> Vector:
     return Vector(m.lids[keep], np.asarray(vals, dtype=np.float64)[keep])
 
@@ -128,9 +163,8 @@ def extrapolated_rate(m: Matrix, is_counter: bool, is_rate: bool) -> Vector:
     with np.errstate(all="ignore"):
         result = lv - fv
         if is_counter:
-            cur, prev, valid = _counter_pairs(m)
-            resets = valid & (cur < prev)
-            if resets.any():
+            resets, prev = _counter_resets(m, first, last, n)
+            if resets is not None and prev is not None:
                 for k in np.flatnonzero(resets.any(axis=1)).tolist():
                     result = result + np.where(resets[k], prev[k], 0.0)
         tf = m.ts[first].astype(np.float64)
@@ -482,7 +516,7 @@ def _label_join(a: CallArgs) -> Vector:
 
 
 def _check_unique(lids: IntArray) -> None:
-    if lids.shape[0] > 1 and np.unique(lids).shape[0] != lids.shape[0]:
+    if has_duplicates(lids):
         raise QueryError("vector cannot contain metrics with the same labelset")
 
 
@@ -497,21 +531,44 @@ class _HistPlan:
     exact: bool  # no duplicate bounds and every group has +Inf last
 
 
-def _hist_plan(table: LabelTable, lids: IntArray) -> _HistPlan:
-    groups: dict[tuple[tuple[str, str], ...], list[tuple[float, int]]] = {}
-    outs: dict[tuple[tuple[str, str], ...], int] = {}
+@dataclass
+class _HistMemo:
+    """Per label set: (bucket group id, upper bound, output label set), or None without a valid ``le``."""
+
+    info: dict[int, tuple[int, float, int] | None]
+    group_ids: dict[tuple[tuple[str, str], ...], int]
+
+
+def _hist_info(table: LabelTable, memo: _HistMemo, lid: int) -> tuple[int, float, int] | None:
+    try:
+        bound = _parse_go_float(table.get(lid, "le"))
+    except ValueError:
+        return None
+    pairs = table.pairs(lid)
+    sig = tuple(p for p in pairs if p[0] != "le")
+    gid = memo.group_ids.setdefault(sig, len(memo.group_ids))
+    return gid, bound, table.intern(tuple(p for p in pairs if p[0] not in ("le", METRIC_NAME)))
+
+
+def _hist_plan(table: LabelTable, lids: IntArray, memo: _HistMemo | None = None) -> _HistPlan:
+    if memo is None:
+        memo = _HistMemo({}, {})
+    info = memo.info
+    groups: dict[int, list[tuple[float, int]]] = {}
+    outs: dict[int, int] = {}
     for i, lid in enumerate(lids.tolist()):
-        le = table.get(lid, "le")
-        try:
-            bound = _parse_go_float(le)
-        except ValueError:
+        if lid in info:
+            entry = info[lid]
+        else:
+            entry = info[lid] = _hist_info(table, memo, lid)
+        if entry is None:
             continue
-        pairs = table.pairs(lid)
-        sig = tuple(p for p in pairs if p[0] != "le")
-        if sig not in groups:
-            groups[sig] = []
-            outs[sig] = table.intern(tuple(p for p in pairs if p[0] not in ("le", METRIC_NAME)))
-        groups[sig].append((bound, i))
+        gid, bound, out_lid = entry
+        items = groups.get(gid)
+        if items is None:
+            items = groups[gid] = []
+            outs[gid] = out_lid
+        items.append((bound, i))
     out = np.asarray(list(outs.values()), dtype=np.int64)
     _check_unique(out)
     g = len(groups)
@@ -522,11 +579,11 @@ def _hist_plan(table: LabelTable, lids: IntArray) -> _HistPlan:
     exact = True
     for r, items in enumerate(groups.values()):
         items.sort(key=lambda x: x[0])
-        width[r] = len(items)
-        for c, (bound, i) in enumerate(items):
-            idx[r, c] = i
-            bounds[r, c] = bound
+        w = len(items)
+        width[r] = w
         ub = [x[0] for x in items]
+        idx[r, :w] = [x[1] for x in items]
+        bounds[r, :w] = ub
         if len(set(ub)) != len(ub) or not math.isinf(ub[-1]) or ub[-1] < 0:
             exact = False
     return _HistPlan(out, idx, bounds, width, exact)
@@ -598,7 +655,8 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
 def _histogram_quantile(a: CallArgs) -> Vector:
     q = a.scalar(0)
     v = a.vector(1)
-    plan: _HistPlan = a.plan(b"hq" + v.lids.tobytes(), lambda: _hist_plan(a.table, v.lids))
+    plan: _HistPlan = a.plan(b"hq" + v.lids.tobytes(),
+                             lambda: _hist_plan(a.table, v.lids, a.plan(b"hq-memo", lambda: _HistMemo({}, {}))))
     g = plan.out.shape[0]
     if g == 0:
         return Vector.empty()

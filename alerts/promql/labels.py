@@ -9,7 +9,10 @@ bytes of the id array, which is what keeps evaluation vectorised.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+
+import numpy as np
+import numpy.typing as npt
 
 METRIC_NAME = "__name__"
 """The label holding a series' metric name (Prometheus ``labels.MetricName``)."""
@@ -35,6 +38,7 @@ class LabelTable:
         self._dicts: list[dict[str, str]] = []
         self._index: dict[LabelPairs, int] = {}
         self._drop_name: dict[int, int] = {}
+        self._drop_map = LidMap(self._drop_one)
 
     def __len__(self) -> int:
         return len(self.sets)
@@ -74,9 +78,75 @@ class LabelTable:
             self._drop_name[lid] = out
         return out
 
+    def _drop_one(self, table: LabelTable, lid: int) -> int:
+        return self.drop_name(lid)
+
+    def drop_names(self, lids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """:meth:`drop_name` of every id of an array (vectorised, memoised)."""
+        return self._drop_map.map(self, lids)
+
     def format(self, lid: int) -> str:
         """The set in Prometheus' notation, e.g. ``up{job="x"}`` or ``{a="b"}``."""
         return format_labels(self.sets[lid])
+
+
+class LidMap:
+    """A memoised function of label-set ids, applied to id arrays with numpy.
+
+    ``fn(table, lid)`` must return an int that depends only on the label set ``lid``
+    (it may intern new sets). Results are kept in an array indexed by id, so mapping an
+    array costs one fancy index plus ``fn`` calls for ids never seen before; the memo is
+    dropped when the map is used with another table.
+    """
+
+    __slots__ = ("_arr", "_fn", "_table")
+
+    def __init__(self, fn: Callable[[LabelTable, int], int]) -> None:
+        self._fn = fn
+        self._arr: npt.NDArray[np.int64] = np.full(0, -1, dtype=np.int64)
+        self._table: LabelTable | None = None
+
+    def map(self, table: LabelTable, lids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        if table is not self._table:
+            self._table = table
+            self._arr = np.full(0, -1, dtype=np.int64)
+        if lids.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        arr = self._arr
+        n = len(table.sets)
+        if arr.shape[0] < n:
+            grown = np.full(max(n, 2 * arr.shape[0], 64), -1, dtype=np.int64)
+            grown[: arr.shape[0]] = arr
+            self._arr = arr = grown
+        out = arr[lids]
+        miss = np.flatnonzero(out < 0)
+        if miss.shape[0]:
+            fn = self._fn
+            for i in miss.tolist():
+                lid = int(lids[i])
+                v = int(arr[lid])
+                if v < 0:
+                    v = fn(table, lid)
+                    arr[lid] = v
+                out[i] = v
+        return out
+
+
+def has_duplicates(ids: npt.NDArray[np.int64]) -> bool:
+    """Whether an id array holds some value twice (a sort: faster than ``np.unique``)."""
+    if ids.shape[0] < 2:
+        return False
+    s = np.sort(ids)
+    return bool((s[1:] == s[:-1]).any())
+
+
+def has_duplicate_pairs(a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]) -> bool:
+    """Whether some ``(a[i], b[i])`` pair occurs twice."""
+    if a.shape[0] < 2:
+        return False
+    order = np.lexsort((b, a))
+    sa, sb = a[order], b[order]
+    return bool(((sa[1:] == sa[:-1]) & (sb[1:] == sb[:-1])).any())
 
 
 def format_labels(pairs: LabelPairs | Mapping[str, str]) -> str:

@@ -68,9 +68,12 @@ class Storage:
     def __init__(self, labels: LabelTable | None = None, rows: int = 64, cols: int = 256) -> None:
         self.labels = labels if labels is not None else LabelTable()
         self.ts: IntArray = np.zeros(rows, dtype=np.int64)
-        self.vals: FloatArray = np.full((rows, cols), np.nan)
+        # Only cells in [:n_rows, :n_cols] are ever read, and each is set when its row or
+        # column is created (see _grow), so the capacity is left unfilled: its memory is
+        # only touched as the grid fills.
+        self.vals: FloatArray = np.empty((rows, cols))
         self.state: npt.NDArray[np.int8] = np.zeros((rows, cols), dtype=np.int8)
-        self.last: npt.NDArray[np.int32] = np.full((rows, cols), -1, dtype=np.int32)
+        self.last: npt.NDArray[np.int32] = np.empty((rows, cols), dtype=np.int32)
         """Row of the latest sample or marker at or before each row, or -1."""
         self.col_lid: IntArray = np.zeros(cols, dtype=np.int64)
         self.scraped: BoolArray = np.zeros(cols, dtype=bool)
@@ -82,6 +85,8 @@ class Storage:
         self.n_cols = 0
         self.version = 0
         """Incremented whenever columns are added (selector caches key on it)."""
+        self.generation = 0
+        """Incremented by every change of rows, columns or samples (result caches key on it)."""
 
     # ------------------------------------------------------------------ columns
 
@@ -90,6 +95,22 @@ class Storage:
         col = self._col_of_lid.get(lid)
         if col is not None:
             return col
+        col = self._add_column(lid)
+        self._clear_columns(col, col + 1)
+        return col
+
+    def columns(self, lids: Sequence[int]) -> list[int]:
+        """Columns of label-set ids, created when new (:meth:`column` for many ids at once)."""
+        first = self.n_cols
+        out = []
+        for lid in lids:
+            col = self._col_of_lid.get(lid)
+            out.append(col if col is not None else self._add_column(lid))
+        self._clear_columns(first, self.n_cols)
+        return out
+
+    def _add_column(self, lid: int) -> int:
+        """A new column for ``lid``; its cells in the rows so far are not cleared yet."""
         col = self.n_cols
         if col >= self.vals.shape[1]:
             self._grow(cols=max(256, 2 * self.vals.shape[1]))
@@ -100,11 +121,15 @@ class Storage:
         self.by_name.setdefault(name, []).append(col)
         self._col_of_lid[lid] = col
         self.version += 1
-        if self.n_rows:
-            self.vals[: self.n_rows, col] = np.nan
-            self.state[: self.n_rows, col] = NONE
-            self.last[: self.n_rows, col] = -1
+        self.generation += 1
         return col
+
+    def _clear_columns(self, c0: int, c1: int) -> None:
+        """Give columns ``[c0, c1)`` the empty state (no sample) in every row so far."""
+        if self.n_rows and c1 > c0:
+            self.vals[: self.n_rows, c0:c1] = np.nan
+            self.state[: self.n_rows, c0:c1] = NONE
+            self.last[: self.n_rows, c0:c1] = -1
 
     def column_of(self, labels: Mapping[str, str]) -> int:
         """Column of a series given its labels (``__name__`` included), created when new."""
@@ -113,9 +138,12 @@ class Storage:
     def _grow(self, rows: int | None = None, cols: int | None = None) -> None:
         r = rows if rows is not None else self.vals.shape[0]
         c = cols if cols is not None else self.vals.shape[1]
-        vals = np.full((r, c), np.nan)
+        # Cells outside [:n_rows, :n_cols] are never read: a new column is cleared in the
+        # rows so far (:meth:`_clear_columns`) and a new row in the columns so far
+        # (:meth:`row`), so the grown arrays need not be filled (untouched pages stay free).
+        vals = np.empty((r, c))
         state = np.zeros((r, c), dtype=np.int8)
-        last = np.full((r, c), -1, dtype=np.int32)
+        last = np.empty((r, c), dtype=np.int32)
         nr, nc = self.n_rows, self.n_cols
         vals[:nr, :nc] = self.vals[:nr, :nc]
         state[:nr, :nc] = self.state[:nr, :nc]
@@ -137,6 +165,7 @@ class Storage:
 
     def row(self, t_ms: int) -> int:
         """Row of timestamp ``t_ms``, inserted (keeping the grid sorted) when new."""
+        self.generation += 1
         n = self.n_rows
         if n and self.ts[n - 1] == t_ms:
             return n - 1
@@ -191,6 +220,7 @@ class Storage:
             values: sample values, same length as ``cols``.
             stale: columns that get a staleness marker.
         """
+        self.generation += 1
         r = self.row(t_ms)
         c = np.asarray(cols, dtype=np.int64)
         s = np.asarray(stale, dtype=np.int64)
@@ -214,6 +244,7 @@ class Storage:
         Raises:
             ValueError: ``t_ms`` earlier than the newest row.
         """
+        self.generation += 1
         n = self.n_rows
         if n and t_ms < self.ts[n - 1]:
             raise ValueError(f"scrape at {t_ms} ms is older than the newest sample row ({int(self.ts[n - 1])} ms)")
@@ -237,6 +268,7 @@ class Storage:
 
         Used by the PromQL test language and by generic sample sources; any timestamps.
         """
+        self.generation += 1
         by_t: dict[int, tuple[list[int], list[float], list[int]]] = {}
         for t_ms, labels, value in samples:
             col = self.column_of(labels)
@@ -277,13 +309,17 @@ class Storage:
         k = self.row_at(t_ms)
         if k < 0 or cols.size == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+        # Rows are sorted by time, so "latest event within the lookback" is "latest event
+        # row at or after the first row inside the lookback" (which also excludes -1).
+        first = int(np.searchsorted(self.ts[: self.n_rows], t_ms - lookback_ms, side="left"))
         li = self.last[k, cols]
-        ok = li >= 0
-        li_ok = np.where(ok, li, 0)
-        ok &= self.ts[li_ok] >= t_ms - lookback_ms
-        ok &= self.state[li_ok, cols] == SAMPLE
+        ok = li >= first
         sel = cols[ok]
-        rows = li_ok[ok]
+        rows = li[ok]
+        sample = self.state[rows, sel] == SAMPLE
+        if not sample.all():
+            sel = sel[sample]
+            rows = rows[sample]
         return sel, self.vals[rows, sel], self.ts[rows]
 
     def window(self, cols: IntArray, start_ms: int, end_ms: int) -> tuple[IntArray, IntArray, FloatArray, BoolArray]:
@@ -299,12 +335,18 @@ class Storage:
         if k1 <= k0 or cols.size == 0:
             return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 0)),
                     np.zeros((0, 0), dtype=bool))
-        mask = self.state[k0:k1, cols] == SAMPLE
+        # Columns with no sample or marker in the window: ``last`` at the window's last
+        # row points before its first row (one gather instead of a [K, N] one).
+        live = self.last[k1 - 1, cols] >= k0
+        if not live.all():
+            cols = cols[live]
+        # np.take along axis 1 of the row slice is a faster gather than [k0:k1, cols].
+        mask = np.take(self.state[k0:k1], cols, axis=1) == SAMPLE
         keep = mask.any(axis=0)
         if not keep.all():
             cols = cols[keep]
             mask = mask[:, keep]
-        return cols, self.ts[k0:k1], self.vals[k0:k1, cols], mask
+        return cols, self.ts[k0:k1], np.take(self.vals[k0:k1], cols, axis=1), mask
 
     def series_samples(self, col: int) -> list[tuple[int, float | None]]:
         """Every sample of one column as ``(t_ms, value)``; None marks staleness."""

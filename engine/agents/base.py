@@ -13,7 +13,8 @@ An :class:`LLMAgent` is an :class:`~engine.orchestrator.Operator`. Each invocati
    up to :data:`MAX_NUDGES` in a row;
 4. ends when the model calls ``end_invocation`` (whose note is appended to ``notes.md`` in
    the workspace), a budget is spent, the endpoint fails, or the run is over -- always
-   with an ``agent.end`` event saying why. Nothing the model does raises into the engine.
+   with an ``agent.end`` event saying why. Nothing the model does raises into the engine
+   (nor does a defect in the agent: it ends the invocation with reason ``internal error``).
 
 Transcripts go to ``<run_dir>/transcripts/<operator>.jsonl`` (see :class:`engine.llm.client.Transcript`).
 Invocations with nothing to do (no new alert, no open incident, no unreported firing
@@ -163,6 +164,8 @@ class LLMAgent:
             reason = self.run_invocation(inv)
         except LLMStop as exc:
             reason = exc.reason
+        except Exception as exc:  # a defect in an agent must not take a marathon down; the reason records it
+            reason = f"internal error: {type(exc).__name__}: {exc}"
         self.last_reason = reason
         spend = self.client.invocation_spend
         run.emit("agent.end", {"invocation": inv.number, "operator": self.name, "reason": reason,

@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.agents.base import END_TOOL, LLMAgent, Message, alert_rows, function_tool, mmss
+from engine.agents.base import END_TOOL, LLMAgent, alert_rows, function_tool, mmss
+from engine.llm.client import Message
 from engine.tools import CATEGORIES, TOOLS, ToolResult, tool_schemas
 from scoring.attribution import workload_of
 
@@ -47,7 +48,7 @@ CONCLUDE_TOOL = function_tool(
     "this ends the investigation for now.",
     {"service": {"type": "string", "description": "the faulty service (a deployment name)"},
      "category": {"type": "string", "enum": list(CATEGORIES)},
-     "artifact": {"type": "string", "description": "the responsible change id (CH-...), config key, image, "
+     "artifact": {"type": "string", "description": "the responsible change id (chg-NNNN), config key, image, "
                                                    "flag or resource"},
      "summary": {"type": "string", "description": "what is wrong, the evidence, and what you did about it"}},
     ["service", "category", "artifact", "summary"])

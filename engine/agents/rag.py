@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.agents.base import LLMAgent, Message, alert_rows, function_tool, mmss
+from engine.agents.base import LLMAgent, alert_rows, function_tool, mmss
 from engine.agents.retrieval import RUNBOOKS_DIR, KnowledgeBase, Passage, runbook_passages, split_markdown
-from engine.llm.client import LLMClient
+from engine.llm.client import LLMClient, Message
 from engine.llm.config import LLMConfig
 from engine.tools import TOOLS, ToolResult
 

@@ -22,8 +22,9 @@ from rank_bm25 import BM25Okapi
 RUNBOOKS_DIR = Path(__file__).resolve().parent / "runbooks"
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*")
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-STOP_WORDS = frozenset("a an and are as at be by for from has have in is it its of on or that the this to was "
-                       "were will with when what which not no".split())
+STOP_WORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its", "of",
+    "on", "or", "that", "the", "this", "to", "was", "were", "will", "with", "when", "what", "which", "not", "no"})
 
 
 def tokenize(text: str) -> list[str]:

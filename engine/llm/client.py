@@ -295,13 +295,14 @@ class LLMClient:
             message["tool_calls"] = [{"id": c.id, "type": "function",
                                       "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
         usage = getattr(resp, "usage", None)
-        estimated = usage is None or usage.prompt_tokens is None
+        reported = getattr(usage, "prompt_tokens", None)
+        estimated = reported is None
         if estimated:
             prompt_tokens = _estimate_tokens(list(messages))
             completion_tokens = _estimate_tokens(message)
         else:
-            prompt_tokens = int(usage.prompt_tokens or 0)
-            completion_tokens = int(usage.completion_tokens or 0)
+            prompt_tokens = int(reported or 0)
+            completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         price = self.config.price
         cost = price.cost(prompt_tokens, completion_tokens) if price is not None else 0.0
         tokens = prompt_tokens + completion_tokens

@@ -68,8 +68,8 @@ class Price(BaseModel):
     """US dollars per million tokens."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    prompt: float = Field(0.0, ge=0)
-    completion: float = Field(0.0, ge=0)
+    prompt: float = Field(default=0.0, ge=0)
+    completion: float = Field(default=0.0, ge=0)
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Dollars for one call's tokens."""
@@ -80,9 +80,9 @@ class Budget(BaseModel):
     """Limits on model calls (``steps``), tokens (prompt + completion) and dollars; None: unlimited."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    steps: int | None = Field(None, ge=1)
-    tokens: int | None = Field(None, ge=1)
-    usd: float | None = Field(None, gt=0)
+    steps: int | None = Field(default=None, ge=1)
+    tokens: int | None = Field(default=None, ge=1)
+    usd: float | None = Field(default=None, gt=0)
 
 
 class Budgets(BaseModel):
@@ -101,14 +101,14 @@ class LLMConfig(BaseModel):
     base_url: str = ""
     model: str = ""
     api_key_env: str = DEFAULT_API_KEY_ENV
-    label: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]{1,40}$")
-    timeout_s: float = Field(120.0, gt=0)
-    max_retries: int = Field(4, ge=0, le=20)
-    retry_backoff_s: float = Field(1.0, ge=0)
-    retry_backoff_max_s: float = Field(30.0, ge=0)
-    temperature: float | None = Field(0.0, ge=0, le=2)
-    max_completion_tokens: int | None = Field(None, ge=1)
-    max_tool_output_chars: int = Field(6000, ge=200)
+    label: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,40}$")
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    retry_backoff_max_s: float = Field(default=30.0, ge=0)
+    temperature: float | None = Field(default=0.0, ge=0, le=2)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    max_tool_output_chars: int = Field(default=6000, ge=200)
     prices: dict[str, Price] = Field(default_factory=dict)
     budget: Budgets = Budgets()
 

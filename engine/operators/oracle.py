@@ -80,7 +80,7 @@ class OracleOperator:
         fid = rec.spec.id
         if fid in self.resolved:
             return
-        if evaluate_probe(inv.tools.run.sim, rec.spec.probe, rec.spec.target).ok:
+        if evaluate_probe(inv.tools.run.sim, rec.spec.probe, rec.spec.probe_anchor).ok:
             inv.call("resolve_incident", incident=self.handled[fid])
             self.resolved.add(fid)
 

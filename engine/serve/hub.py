@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.llm.client import usage_payload
-
 if TYPE_CHECKING:
     from engine.orchestrator import Invocation
 
@@ -216,6 +214,8 @@ class AgentHub:
         if min(prompt, completion) < 0 or cost < 0 or latency < 0 or cost != cost or latency != latency:
             raise HubError(400, "usage fields must be non-negative numbers")
         model = str(p.get("model", "unknown"))[:200]
+        from engine.llm.client import usage_payload  # the openai SDK loads only when usage is reported
+
         inv.tools.run.emit("llm.call", usage_payload(model=model, prompt_tokens=prompt, completion_tokens=completion,
                                                      cost_usd=cost, latency_s=latency, operator=inv.tools.operator,
                                                      invocation=inv.number))

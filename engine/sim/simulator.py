@@ -1156,7 +1156,10 @@ class Simulator(Substrate):
             f = self.forest
             hits = np.flatnonzero((f.route == r) & (f.svc == self.traffic.svc_index[at_service]))
             if hits.size:
-                root = int(hits[np.argmax(f.weight[hits])])
+                # The route calls the service at several places (and operations); the
+                # request is judged by the worst of them, as any one can fail it.
+                outcomes = [self._probe(int(h), attributes or {}) for h in hits]
+                return min(outcomes, key=lambda o: (o.success, -o.quantile_ms(0.95)))
         return self._probe(root, attributes or {})
 
     def probe_operation(self, service: str, operation: str, attributes: dict[str, str] | None = None) -> ProbeOutcome:

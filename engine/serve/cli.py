@@ -1,0 +1,322 @@
+"""``marathon serve``: run a marathon whose operator is an external agent.
+
+The engine runs the schedule in a background thread with an :class:`~engine.serve.hub.ExternalOperator`;
+the main thread serves the HTTP JSON API (:mod:`engine.serve.http_api`, aiohttp) and MCP
+(:mod:`engine.serve.mcp_server`, streamable HTTP via uvicorn, or stdio). The run starts at
+the agent's first ``next_invocation`` (unless ``--no-wait``), is recorded into a run
+directory and sealed into a bundle at the end; then the server lingers until the agent
+has seen the end (or ``--linger`` seconds) and exits. Ctrl-C or SIGTERM, or an MCP stdio client that
+disconnects mid-run, stops the run and seals what was recorded as an incomplete bundle
+(exit status 128 + the signal number, as a shell reports a signal).
+
+Startup lines (URLs, token, run directory) go to stderr -- stdout belongs to the MCP
+stdio transport -- and, with ``--ready-file PATH``, to a JSON file
+``{"http", "mcp", "token", "pid", "run_dir"}`` for harnesses that launch the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import json
+import os
+import re
+import secrets
+import signal
+import sys
+import threading
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from engine.serve.hub import DEFAULT_INVOCATION_TIMEOUT_S, AgentHub, ExternalOperator
+
+TOKEN_ENV = "MARATHON_SERVE_TOKEN"
+DEFAULT_HTTP_PORT = 8765
+DEFAULT_MCP_PORT = 8766
+SLICE_S = 15.0
+"""Run time advanced per engine step, so a stop request is seen promptly."""
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected a non-negative integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid seed {value}: seeds are non-negative integers")
+    return value
+
+
+def add_serve_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``marathon serve`` flags; sets ``func`` to :func:`cmd_serve`."""
+    p.add_argument("--app", default="online-boutique")
+    p.add_argument("--seed", type=_seed, default=1)
+    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("--schedule", help="replay this schedule file instead of generating one")
+    p.add_argument("--run-dir", help="record the run here (default: runs/<run id>); sealed into <dir>.marathon")
+    p.add_argument("--name", default="external", help="the operator's name on the leaderboard (default external)")
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback only)")
+    p.add_argument("--port", type=int, default=DEFAULT_HTTP_PORT,
+                   help=f"HTTP JSON API port (default {DEFAULT_HTTP_PORT}; 0: any free port)")
+    p.add_argument("--no-http", action="store_true", help="do not serve the HTTP JSON API")
+    p.add_argument("--mcp", choices=["http", "stdio", "none"], default="http",
+                   help="MCP transport: streamable HTTP at /mcp (default), stdio, or none")
+    p.add_argument("--mcp-port", type=int, default=DEFAULT_MCP_PORT,
+                   help=f"MCP streamable HTTP port (default {DEFAULT_MCP_PORT}; 0: any free port)")
+    p.add_argument("--token", help=f"bearer token (default ${TOKEN_ENV}, else a random one, printed)")
+    p.add_argument("--invocation-timeout", type=float, default=DEFAULT_INVOCATION_TIMEOUT_S, metavar="S",
+                   help="wall seconds the agent has per invocation before the engine ends it (default 300)")
+    p.add_argument("--no-wait", action="store_true", help="start the run without waiting for the agent's first poll")
+    p.add_argument("--speed", type=float, default=0.0,
+                   help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
+    p.add_argument("--linger", type=float, default=10.0, metavar="S",
+                   help="after the run, keep serving until the agent has seen the end, at most S seconds")
+    p.add_argument("--ready-file", metavar="PATH", help="write the URLs and token here as JSON once listening")
+    p.set_defaults(func=cmd_serve)
+
+
+def _log(msg: str) -> None:
+    print(f"marathon serve: {msg}", file=sys.stderr, flush=True)
+
+
+class _Engine(threading.Thread):
+    """Runs the orchestrator to the end (or a stop), seals the bundle, tells the hub."""
+
+    def __init__(self, run: Any, hub: AgentHub, run_dir: Path, *, wait: bool, speed: float) -> None:
+        super().__init__(name="marathon-engine", daemon=True)
+        self.run_obj = run
+        self.hub = hub
+        self.run_dir = run_dir
+        self.wait = wait
+        self.speed = speed
+        self.signal = 0
+        """The signal that stopped the run (0: none)."""
+
+    def run(self) -> None:
+        from engine.bundle import BundleError, seal
+
+        run, hub = self.run_obj, self.hub
+        outcome: dict[str, Any] = {"bundle": None, "complete": False, "error": None, "run_dir": str(self.run_dir)}
+        try:
+            if self.wait:
+                while not hub.attached.wait(0.2):
+                    if hub.stopping.is_set():
+                        break
+            wall0 = time.monotonic()
+            while not run.finished and not hub.stopping.is_set():
+                target = min(run.now + SLICE_S, run.end_t)
+                if self.speed:
+                    delay = wall0 + target / self.speed - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                run.advance_to(target)
+        except Exception as exc:  # reported to the agent and the console; the partial run is still sealed
+            outcome["error"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            run.close()
+            outcome["complete"] = bool(run.finished)
+            if run.started:
+                try:
+                    outcome["bundle"] = str(seal(self.run_dir, recover=not run.finished))
+                except (BundleError, OSError) as exc:
+                    outcome["error"] = outcome["error"] or f"sealing failed: {exc}"
+            hub.finish(outcome)
+
+
+class _QuietUvicorn:
+    """A uvicorn server that leaves signal handling (Ctrl-C) to ``marathon serve``."""
+
+    def __init__(self, app: Any, host: str, port: int) -> None:
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Generator[None, None, None]:
+                yield
+
+        self.server = Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+
+    async def start(self) -> tuple[asyncio.Task[None], int]:
+        task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            if task.done():
+                task.result()  # re-raise the bind error
+                raise OSError("the MCP server stopped before it started")
+            await asyncio.sleep(0.02)
+        port = int(self.server.servers[0].sockets[0].getsockname()[1])
+        return task, port
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+async def _serve(args: argparse.Namespace, run: Any, hub: AgentHub, engine: _Engine, token: str) -> None:
+    from aiohttp import web
+
+    from engine.serve.http_api import make_app
+    from engine.serve.mcp_server import BearerAuth, make_server
+
+    def info() -> dict[str, Any]:
+        return {"run_id": run.run_id, "app": run.schedule.app, "seed": run.seed, "regime": run.schedule.regime,
+                "operator": run.operator.name, "t": run.now, "duration_s": run.end_t, "cadence_s": run.cadence_s,
+                "state": "finished" if hub.finished else "running" if run.started else "waiting for the agent",
+                "invocations": hub.invocations, **({"outcome": hub.outcome} if hub.outcome else {})}
+
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        engine.signal = signum
+        _log(f"{signal.Signals(signum).name}: stopping the run and sealing what was recorded")
+        hub.stop()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, on_signal, signum)
+    ready: dict[str, Any] = {"http": None, "mcp": None, "token": token, "pid": os.getpid(),
+                             "run_dir": str(engine.run_dir)}
+    runner: web.AppRunner | None = None
+    mcp_http: _QuietUvicorn | None = None
+    mcp_task: asyncio.Task[None] | None = None
+    server = make_server(hub)
+    try:
+        if not args.no_http:
+            runner = web.AppRunner(make_app(hub, token, info), access_log=None)
+            await runner.setup()
+            site = web.TCPSite(runner, args.host, args.port)
+            await site.start()
+            port = int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
+            ready["http"] = f"http://{_url_host(args.host)}:{port}/v1"
+            _log(f"HTTP JSON API on {ready['http']}")
+        if args.mcp == "http":
+            app = BearerAuth(server.streamable_http_app(host=args.host), token)
+            mcp_http = _QuietUvicorn(app, args.host, args.mcp_port)
+            mcp_task, port = await mcp_http.start()
+            ready["mcp"] = f"http://{_url_host(args.host)}:{port}/mcp"
+            _log(f"MCP (streamable HTTP) on {ready['mcp']}")
+        elif args.mcp == "stdio":
+            ready["mcp"] = "stdio"
+            mcp_task = asyncio.create_task(_serve_stdio(server))
+        _log(f"bearer token: {token}")
+        _log(f"recording into {engine.run_dir}; " + ("the run starts at the agent's first next_invocation"
+                                                      if not args.no_wait else "the run has started"))
+        if args.ready_file:
+            tmp = Path(args.ready_file).with_name(Path(args.ready_file).name + ".tmp")
+            tmp.write_text(json.dumps(ready, indent=1), encoding="utf-8")
+            os.replace(tmp, args.ready_file)
+        engine.start()
+        while not hub.finished:
+            if args.mcp == "stdio" and mcp_task is not None and mcp_task.done():
+                _log("the MCP client disconnected; stopping the run")
+                hub.stop()
+            await asyncio.sleep(0.1)
+        deadline = time.monotonic() + (0.0 if engine.signal else max(0.0, args.linger))
+        while time.monotonic() < deadline and not hub.told_finished.is_set():
+            if args.mcp == "stdio" and mcp_task is not None and mcp_task.done():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # let the final answers leave
+    finally:
+        hub.stop()
+        if mcp_http is not None:
+            mcp_http.stop()
+        if mcp_task is not None:
+            if args.mcp == "stdio":
+                mcp_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(mcp_task, 5.0)
+        if runner is not None:
+            await runner.cleanup()
+
+
+async def _serve_stdio(server: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve one marathon to an external agent (module docstring); returns the exit status."""
+    from engine.orchestrator import Orchestrator
+    from faults.schedule import ScheduleError, generate, load_schedule
+    from faults.spec import CatalogError
+
+    token = args.token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    try:
+        if not _is_loopback(args.host):
+            _log(f"WARNING: listening on {args.host}, not loopback: anyone who can reach it and has the token can "
+                 "operate this run")
+        if args.invocation_timeout <= 0 or args.speed < 0 or args.linger < 0:
+            raise ValueError("--invocation-timeout must be > 0; --speed and --linger >= 0")
+        if not re.fullmatch(r"[A-Za-z0-9._-]{1,40}", args.name):
+            raise ValueError(f"--name {args.name!r}: use 1-40 letters, digits, '.', '_' or '-'")
+        if args.no_http and args.mcp == "none":
+            raise ValueError("nothing to serve: --no-http with --mcp none")
+        sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
+        seed = sched.seed if args.schedule else args.seed
+        hub = AgentHub(args.invocation_timeout)
+        operator = ExternalOperator(hub, name=args.name)
+        run_dir = Path(args.run_dir or _fresh_run_dir(f"{sched.app}-{sched.regime}-seed{seed}-{args.name}"))
+        run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
+                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0)
+    except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
+        print(f"marathon: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
+        return 2
+    engine = _Engine(run, hub, run_dir, wait=not args.no_wait, speed=args.speed)
+    interrupted = False
+    try:
+        asyncio.run(_serve(args, run, hub, engine, token))
+    except KeyboardInterrupt:
+        interrupted = True
+        _log("interrupted; stopping the run")
+    except OSError as exc:
+        print(f"marathon: cannot serve: {exc}", file=sys.stderr)
+        hub.stop()
+        return 2
+    finally:
+        hub.stop()
+    if engine.is_alive() or engine.ident is not None:
+        engine.join(timeout=60)
+    outcome = hub.outcome or {}
+    if outcome.get("error"):
+        _log(f"error: {outcome['error']}")
+    if outcome.get("bundle"):
+        _log(f"sealed {'complete' if outcome.get('complete') else 'INCOMPLETE'} bundle: {outcome['bundle']}  "
+             f"(score it: marathon score {outcome['bundle']})")
+    if interrupted or engine.signal:
+        return 128 + (engine.signal or signal.SIGINT)
+    return 0 if outcome.get("complete") else 1
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _fresh_run_dir(name: str) -> str:
+    base = Path("runs") / name
+    candidate, n = base, 1
+    while candidate.exists() or candidate.with_name(candidate.name + ".marathon").exists():
+        n += 1
+        candidate = base.with_name(f"{name}-{n}")
+    return str(candidate)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engine.serve``: the same command before it is wired into ``marathon``."""
+    parser = argparse.ArgumentParser(prog="marathon serve", description=__doc__.split("\n\n")[0])
+    add_serve_arguments(parser)
+    args = parser.parse_args(argv)
+    return int(args.func(args))

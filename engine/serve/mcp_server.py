@@ -1,0 +1,133 @@
+"""The MCP face of ``marathon serve`` (the official ``mcp`` SDK, low-level server).
+
+Tools offered: every operator tool of :data:`engine.tools.TOOLS` with its JSON Schema, plus
+three control tools:
+
+* ``next_invocation(timeout_s=30)`` -- wait for the engine's next invocation; returns its
+  context (run time, cumulative and new alerts, your incidents, workspace files) as JSON,
+  or ``{"finished": true, "bundle": ...}`` after the run;
+* ``end_invocation(note="")`` -- end the open invocation (the engine moves on);
+* ``report_usage(model, prompt_tokens, completion_tokens, cost_usd, latency_s)`` -- record
+  your own model usage (an ``llm.call`` event, so tokens and cost reach the leaderboard).
+
+Operator tool calls are served by the engine inside the open invocation, through the same
+tool box and policy layer as any operator; outside an invocation they fail (``isError``).
+Results carry the text the operator reads and, as structured content, ``ok``, ``output``,
+``error``, ``denied`` and ``data``.
+
+Transports: stdio (``--mcp stdio``: the MCP client launches ``marathon serve``) and
+streamable HTTP at ``/mcp`` behind the bearer token (:class:`BearerAuth`) and the SDK's DNS
+rebinding protection for loopback hosts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import mcp.types as types
+from mcp.server.lowlevel import Server
+
+from engine.serve.hub import AgentHub, HubError
+from engine.tools import TOOLS
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+CONTROL_TOOLS: list[types.Tool] = [
+    types.Tool(name="next_invocation",
+               description="Wait for the engine's next invocation (every cadence of run time) and return its context: "
+                           "run time, cumulative alerts, new alert ids, your incidents, workspace files. Returns "
+                           "finished=true with the bundle path after the run. Call the operator tools, then "
+                           "end_invocation.",
+               input_schema={"type": "object", "properties": {"timeout_s": {
+                   "type": "number", "minimum": 0, "maximum": 300, "default": 30,
+                   "description": "seconds to wait before returning with no invocation"}}}),
+    types.Tool(name="end_invocation",
+               description="End the open invocation; the engine continues to the next cadence.",
+               input_schema={"type": "object", "properties": {"note": {"type": "string"}}}),
+    types.Tool(name="report_usage",
+               description="Record your own LLM usage for this invocation (tokens and dollars on the leaderboard).",
+               input_schema={"type": "object", "properties": {
+                   "model": {"type": "string"}, "prompt_tokens": {"type": "integer", "minimum": 0},
+                   "completion_tokens": {"type": "integer", "minimum": 0},
+                   "cost_usd": {"type": "number", "minimum": 0}, "latency_s": {"type": "number", "minimum": 0}},
+                   "required": ["model", "prompt_tokens", "completion_tokens"]}),
+]
+
+
+def operator_tools() -> list[types.Tool]:
+    """The operator tools as MCP tools (schemas from their pydantic argument models)."""
+    out = []
+    for spec in TOOLS.values():
+        schema = spec.args.model_json_schema()
+        schema.pop("title", None)
+        out.append(types.Tool(name=spec.name, description=f"[{spec.tier}] {spec.description}", input_schema=schema))
+    return out
+
+
+def _result(payload: dict[str, Any], text: str | None = None, *, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text if text is not None else
+                                                           json.dumps(payload, indent=1, default=str))],
+                                structured_content=payload, is_error=error)
+
+
+def make_server(hub: AgentHub, *, name: str = "sre-marathon") -> Server[Any]:
+    """The MCP server (module docstring)."""
+    tools = [*CONTROL_TOOLS, *operator_tools()]
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        args: dict[str, Any] = dict(params.arguments or {})
+        try:
+            if params.name == "next_invocation":
+                try:
+                    timeout = float(args.get("timeout_s", 30.0))
+                except (TypeError, ValueError):
+                    return _result({"error": "timeout_s must be a number"}, error=True)
+                return _result(await asyncio.to_thread(hub.next_invocation, timeout))
+            if params.name == "end_invocation":
+                done = await asyncio.wrap_future(hub.submit("done", payload={"note": str(args.get("note", ""))}))
+                return _result(done)
+            if params.name == "report_usage":
+                return _result(await asyncio.wrap_future(hub.submit("usage", payload=args)))
+            res = await asyncio.wrap_future(hub.submit("tool", name=params.name, args=args))
+            return _result(res, str(res["text"]), error=not res["ok"])
+        except HubError as exc:
+            return _result({"error": exc.message, "status": exc.status}, f"ERROR: {exc.message}", error=True)
+
+    return Server(name, instructions=("SRE-Marathon: call next_invocation, investigate and act with the operator "
+                                      "tools, then end_invocation; repeat until finished."),
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+class BearerAuth:
+    """ASGI middleware: HTTP requests need ``Authorization: Bearer <token>`` (401 otherwise).
+
+    Args:
+        app: the wrapped ASGI application.
+        token: the expected token.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = json.dumps({"error": "missing or wrong bearer token"}).encode()
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)

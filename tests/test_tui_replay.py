@@ -1,0 +1,165 @@
+"""``marathon replay`` driven with Pilot: loading a sealed bundle in a worker, play/pause,
+step, speed, jumps to the next fault / alert / action, seeking by prompt, by click and by
+keys, and the scorecard with per-fault outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.message import Message
+
+from engine.bundle import open_bundle
+from scoring.score import score_events
+from tui.app import MarathonApp
+from tui.messages import BundleLoaded, ScoreComputed
+from tui.model import RunModel
+from tui.screens.dialogs import SeekScreen
+from tui.screens.replay import STEP_S, ReplayScreen
+from tui.screens.scorecard import ScorecardScreen
+from tui.screenshots import make_bundle
+from tui.widgets.table import KeyedTable
+from tui.widgets.timeline import TimelineView
+
+
+def aio(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test with asyncio (no pytest plugin needed)."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(fn(*args, **kwargs))
+    return run
+
+
+async def wait_for(pilot: Any, cond: Callable[[], bool], seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_bundle(tmp_path_factory.mktemp("replay"))
+
+
+def same_as_reduced(screen: ReplayScreen) -> bool:
+    """The screen's model equals reducing the bundle's events up to the playhead."""
+    assert screen.index is not None
+    expected = RunModel()
+    expected.apply_many(screen.index.events[:screen.index.count_at(screen.playhead)])
+    m = screen.model
+    return (m.seq, m.alerts, m.calls, m.services, m.faults) == (expected.seq, expected.alerts, expected.calls,
+                                                                expected.services, expected.faults)
+
+
+@aio
+async def test_replay_loads_plays_jumps_and_seeks(bundle: Path) -> None:
+    app = MarathonApp(lambda: ReplayScreen(bundle, speed=200.0, paused=True), cursor_blink=False)
+    messages: list[Message] = []
+    events = open_bundle(bundle).events
+    async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: screen.index is not None)
+        await wait_for(pilot, lambda: screen.final_score is not None)
+        assert any(isinstance(m, BundleLoaded) for m in messages)
+        assert screen.bundle is not None and screen.bundle.integrity == "sealed"
+        assert screen.playhead == 0.0 and screen.header_state().state == "paused"
+        # next fault / alert / action
+        await pilot.press("f")
+        first_fault = next(e.t for e in events if e.kind == "fault.inject")
+        assert screen.playhead == first_fault
+        assert list(screen.model.faults) == [events[[e.kind for e in events].index("fault.inject")].payload["fault"]]
+        await pilot.press("a")
+        first_firing = next(e.t for e in events if e.kind == "alert.firing")
+        assert screen.playhead == first_firing and screen.model.firing() >= 1
+        await pilot.press("x")
+        first_action = next(e.t for e in events if e.kind == "tool.call" and e.payload["tier"] in ("act", "report")
+                            and e.t > first_firing)
+        assert screen.playhead == first_action and same_as_reduced(screen)
+        await pilot.press("X")  # nothing earlier: stays
+        assert screen.playhead == first_action
+        await pilot.press("x")
+        assert screen.playhead > first_action
+        await pilot.press("X")
+        assert screen.playhead == first_action
+        # step forward and back one evaluation interval
+        t0 = screen.playhead
+        await pilot.press("full_stop")
+        assert screen.playhead == t0 + STEP_S
+        await pilot.press("comma", "comma")
+        assert screen.playhead == t0 - STEP_S and same_as_reduced(screen)
+        # seek by prompt, far forward then back (keyframes both ways)
+        await pilot.press("g")
+        assert isinstance(app.screen, SeekScreen)
+        await pilot.press(*"17:30", "enter")
+        await pilot.pause()
+        assert screen.playhead == 1050.0 and same_as_reduced(screen)
+        await pilot.press("home")
+        assert screen.playhead == 0.0 and screen.model.seq == 0
+        await pilot.press("end")
+        assert screen.model.ended and screen.header_state().state == "at end"
+        # a click on the timeline seeks to the time under the mouse
+        view = screen.query_one(TimelineView)
+        await pilot.click(TimelineView, offset=(13 + view.size.width // 2 - 6, 2))
+        await pilot.pause()
+        assert abs(screen.playhead - screen.index.end_t / 2) < screen.index.end_t / 10  # type: ignore[union-attr]
+        assert same_as_reduced(screen)
+        # stage progress from the final score, at the playhead
+        faults = screen.query_one("#faults-table", KeyedTable)
+        assert faults.row_keys_in_order == [f.fault for f in screen.model.faults.values()
+                                            if f.t_revert is None or screen.playhead - f.t_revert <= 120]
+
+
+@aio
+async def test_replay_plays_to_the_end_and_opens_the_scorecard(bundle: Path) -> None:
+    app = MarathonApp(lambda: ReplayScreen(bundle, speed=None, start_at=900.0), cursor_blink=False)
+    messages: list[Message] = []
+    async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: screen.index is not None and screen.model.ended)
+        assert not screen.playing and same_as_reduced(screen)
+        await wait_for(pilot, lambda: any(isinstance(m, ScoreComputed) and not m.final for m in messages))
+        await pilot.press("p")  # at the end, play starts over
+        assert screen.playing and screen.playhead < 100
+        await pilot.press("p", "s")
+        card = app.screen
+        assert isinstance(card, ScorecardScreen) and card.revealed
+        expected = score_events(open_bundle(bundle).events)
+        assert card.score.to_dict() == expected.to_dict()
+        rows = card.query_one("#scorecard-faults", KeyedTable).row_keys_in_order
+        assert rows == [f.fault for f in expected.faults]
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+@aio
+async def test_a_bundle_that_cannot_be_read_is_a_notice(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.marathon"
+    bad.write_bytes(b"not a bundle at all")
+    app = MarathonApp(lambda: ReplayScreen(bad), cursor_blink=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: bool(app.errors))
+        assert app.is_running and "cannot replay" in screen.notice
+        await pilot.press("f", "g", "s")  # nothing to jump to; no crash
+        assert app.screen is screen
+
+
+def test_replay_command_line(bundle: Path) -> None:
+    from tui.cli import build_parser, build_replay
+
+    app = build_replay(build_parser().parse_args(["replay", str(bundle), "--at", "5:00", "--paused"]))
+    screen = app.get_default_screen()
+    assert (screen.playhead, screen.playing, screen.speed) == (300.0, False, 30.0)
+    with pytest.raises(FileNotFoundError):
+        build_replay(build_parser().parse_args(["replay", "/nonexistent.marathon"]))

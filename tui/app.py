@@ -1,0 +1,129 @@
+"""The Textual app hosting the watch, play and replay screens.
+
+App-wide conventions: ``?`` help for the current screen, ``:`` jump between panes and
+screens, ``ctrl+p`` the command palette (every tool in play, every pane, the scorecard),
+``q`` quit; remappable keys (:mod:`tui.keymap`); toasts for effects off-screen; and
+:meth:`MarathonApp.report_error`, where every worker failure becomes a visible notice
+instead of a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import events
+from textual._path import CSSPathType
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from tui.keymap import DEFAULT_PATH, ENV
+
+STYLES = Path(__file__).parent / "styles"
+CSS_FILES = ["app.tcss", "panes.tcss", "run.tcss", "dialogs.tcss", "scorecard.tcss"]
+
+
+class MarathonApp(App[None]):
+    """The terminal app (module docstring).
+
+    Args:
+        make_screen: builds the first screen (watch, play or replay).
+        keymap: binding id -> keys, applied over the defaults.
+        title: the terminal title.
+        cursor_blink: let cursors blink (off for deterministic screenshots).
+    """
+
+    TITLE = "SRE-Marathon"
+    CSS_PATH: ClassVar[CSSPathType] = [STYLES / name for name in CSS_FILES]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("colon", "jump", "Jump", id="jump"),
+        Binding("q", "quit_app", "Quit", id="quit"),
+    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (typed by Textual)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (typed by Textual)
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, make_screen: Callable[[], Screen[Any]], *, keymap: dict[str, str] | None = None,
+                 title: str | None = None, cursor_blink: bool = True) -> None:
+        super().__init__()
+        self._make_screen = make_screen
+        self.cursor_blink = cursor_blink
+        self.errors: list[str] = []
+        if title:
+            self.title = title
+        if keymap:
+            self.set_keymap(keymap)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """With ``cursor_blink`` off (screenshots, snapshot tests), focused inputs show a steady cursor."""
+        if not self.cursor_blink and hasattr(event.widget, "cursor_blink"):
+            event.widget.cursor_blink = False
+
+    def get_default_screen(self) -> Screen[Any]:
+        return self._make_screen()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        commands = getattr(screen, "commands", None)
+        if callable(commands):
+            for title, help_text, callback in commands():
+                yield SystemCommand(title, help_text, callback)
+
+    def report_error(self, where: str, error: BaseException) -> None:
+        """Show a failure as a notice (toast and header) and keep running."""
+        text = f"{where} failed: {type(error).__name__}: {error}"
+        self.errors.append(text)
+        self.log.error(text)
+        self.notify(text, title="Error", severity="error", timeout=12)
+        for screen in self.screen_stack:
+            set_notice = getattr(screen, "set_notice", None)
+            if callable(set_notice):
+                set_notice(text, error=True)
+
+    def action_help(self) -> None:
+        """Open the list of every key of the current screen."""
+        from tui.screens.dialogs import HelpScreen
+
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            return
+        groups: dict[str, list[Any]] = {}
+        for active in screen.active_bindings.values():
+            b = active.binding
+            group = groups.setdefault(b.id or f"~{b.description or b.action}", [[], b, active.enabled])
+            display = self.get_key_display(b)
+            if display not in group[0]:
+                group[0].append(display)
+        # the app's and screen's own keys (they have ids) first, then the focused widget's
+        ordered = sorted(groups.items(), key=lambda kv: (kv[0].startswith("~"), kv[0]))
+        rows = [(" ".join(keys), (b.description or b.action) + ("" if enabled else " (unavailable now)"),
+                 b.id or "-") for _, (keys, b, enabled) in ordered]
+        hint = (f"Remap keys by binding id in {DEFAULT_PATH} (or ${ENV}, or --keymap FILE): "
+                'a [keymap] table of id = "key" pairs.')
+        self.push_screen(HelpScreen(f"Keys · {type(screen).__name__.removesuffix('Screen')}", rows, hint))
+
+    def action_jump(self) -> None:
+        """The ``:`` prompt over the current screen's panes and screens."""
+        from tui.screens.dialogs import JumpScreen
+
+        screen = self.screen
+        targets = getattr(screen, "jump_targets", None)
+        if not callable(targets):
+            return
+
+        def go(target: str | None) -> None:
+            if target:
+                screen.jump_to(target)  # type: ignore[attr-defined]
+
+        self.push_screen(JumpScreen(targets()), go)
+
+    def action_quit_app(self) -> None:
+        """Quit (the play screen asks first: quitting abandons the run)."""
+        confirm = getattr(self.screen, "confirm_quit", None)
+        if callable(confirm):
+            confirm()
+            return
+        self.exit()
