@@ -154,7 +154,8 @@ def revert_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     samples: list[tuple[float, ProbeResult]] = []
     _sample(sim, spec.probe, grace_end, [], each=lambda: finish_revert(sim, inst), target=spec.probe_anchor)
     samples.append((sim.now, evaluate_probe(sim, spec.probe, spec.probe_anchor)))
-    _sample(sim, spec.probe, grace_end + HOLD_S, samples, each=lambda: finish_revert(sim, inst), target=spec.probe_anchor)
+    _sample(sim, spec.probe, grace_end + HOLD_S, samples, each=lambda: finish_revert(sim, inst),
+            target=spec.probe_anchor)
     failing = [(t, s) for t, s in samples if not s.ok]
     if failing:
         t, s = failing[0]
