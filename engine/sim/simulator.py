@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from engine.appmodel import AppModel, Probe, Resources, Service, load_app, source_root
 from engine.quantity import parse_quantity
@@ -32,7 +33,15 @@ from engine.sim.k8s import Pod, PodTemplate, timestamp
 from engine.sim.logs import ContainerLog, LogFormatter
 from engine.sim.series import SeriesRegistry, SeriesStore, exposition
 from engine.sim.source import SourceRepo, build_seconds
-from engine.sim.traffic import BUCKETS, PodTable, ProbeOutcome, RequestClass, TrafficModel, route_quantile
+from engine.sim.traffic import (
+    BUCKETS,
+    IntArray,
+    PodTable,
+    ProbeOutcome,
+    RequestClass,
+    TrafficModel,
+    route_quantile,
+)
 from engine.substrate import OBJECT_KINDS, ChangeRecord, EdgeStats, Sample, Substrate, SubstrateError
 
 WARM_TRAFFIC_S = 360.0
@@ -106,6 +115,25 @@ def _address(value: str, env: dict[str, str], var: str) -> tuple[str, int | None
     return host.split(".")[0], port
 
 
+
+@dataclass
+class _OpBlock:
+    """One pod's rows of the per-(pod, operation) table, cached while its inputs hold."""
+
+    key: tuple[Any, ...]
+    op: IntArray
+    err: npt.NDArray[np.float64]
+    latfac: npt.NDArray[np.float64]
+    latadd: npt.NDArray[np.float64]
+    matched: list[list[Effect]]
+    base: npt.NDArray[np.float64]
+    sid: IntArray
+    http: npt.NDArray[np.bool_]
+
+
+def _cat(parts: list[Any], dtype: Any) -> Any:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
 class Simulator(Substrate):
     """A deterministic simulation of one app on a two-zone cluster (module docstring).
 
@@ -170,6 +198,9 @@ class Simulator(Substrate):
         self._svc_model = {s.name: s for s in self.app.services}
         self._mem_idle = {s.name: parse_quantity(s.memory_idle) for s in self.app.services}
         self._pod_rows: dict[str, Any] = {}
+        self._op_blocks: dict[str, _OpBlock] = {}
+        self._hist_ids: dict[str, list[int]] = {}
+        self._dep_cache: dict[tuple[int, str, str], tuple[PodTemplate, bool, str, str]] = {}
         self._limit_cache: dict[tuple[str, str], tuple[float, float | None]] = {}
         self._series_sig: dict[str, tuple[bool, float]] = {}
         self._sid_cache: dict[str, dict[int, list[int]]] = {}
@@ -432,17 +463,12 @@ class Simulator(Substrate):
             "names", "slot", "svc", "weight", "serving_since", "up", "hung", "running", "cpu_cap", "cpu_extra",
             "mem_limit", "mem_idle", "mem_extra", "leak_bps", "started", "http", "hist", "sum", "count", "cpu",
             "mem")}
-        k_pod: list[int] = []
-        k_op: list[int] = []
-        k_err: list[float] = []
-        k_latfac: list[float] = []
-        k_latadd: list[float] = []
-        k_sid: list[list[int]] = []
-        k_http: list[bool] = []
+        blocks: list[_OpBlock] = []
+        k_pod: list[IntArray] = []
         k_starts: list[int] = []
         k_owner: list[int] = []
         k_matched: list[list[Effect]] = []
-        k_base: list[tuple[float, float, float]] = []
+        n_k = 0
         sink = traffic._sink
         nodes = {n.name: n for n in cluster.nodes}
         traffic.ensure_capacity(cluster._next_slot + 1)
@@ -482,7 +508,11 @@ class Simulator(Substrate):
             cols["http"].append(http and running)
             s = pod.series
             if http and "hist:0" in s:
-                cols["hist"].append([s[f"hist:{b}"] for b in range(len(BUCKETS) + 1)])
+                hist_ids = self._hist_ids.get(pod.name)
+                if hist_ids is None or hist_ids[0] != s["hist:0"]:
+                    hist_ids = [s[f"hist:{b}"] for b in range(len(BUCKETS) + 1)]
+                    self._hist_ids[pod.name] = hist_ids
+                cols["hist"].append(hist_ids)
                 cols["sum"].append(s["hist:sum"])
                 cols["count"].append(s["hist:count"])
             else:
@@ -491,23 +521,34 @@ class Simulator(Substrate):
                 cols["count"].append(sink)
             cols["cpu"].append(s.get("cpu", sink))
             cols["mem"].append(s.get("mem", sink))
-            if ops:
-                k_starts.append(len(k_pod))
-                k_owner.append(p_idx)
-            sids = self._sid_cache.get(pod.name, {}) if http else {}
-            if http and "hist:0" in s and len(sids) != len(ops):
-                sids = {op: [s[f"req:{op}:{c}"] for c in ("200", "500", "503")] for op in ops}
-                self._sid_cache[pod.name] = sids
-            for op, (err, fac, add, matched, base) in zip(ops, slot_rows, strict=True):
-                k_matched.append(matched)
-                k_base.append(base)
-                k_pod.append(p_idx)
-                k_op.append(op)
-                k_err.append(err)
-                k_latfac.append(fac)
-                k_latadd.append(add)
-                k_http.append(http and running)
-                k_sid.append(sids[op] if http and "hist:0" in s else [sink] * 3)
+            if not ops:
+                continue
+            k_starts.append(n_k)
+            k_owner.append(p_idx)
+            live_http = http and "hist:0" in s
+            block_key = (cached[0], http and running, s.get("hist:0", -1) if http else -1)
+            block = self._op_blocks.get(pod.name)
+            if block is None or block.key != block_key:
+                if live_http:
+                    sid_rows = [[s[f"req:{op}:{c}"] for c in ("200", "500", "503")] for op in ops]
+                else:
+                    sid_rows = [[sink] * 3 for _ in ops]
+                block = _OpBlock(
+                    key=block_key,
+                    op=np.asarray(ops, dtype=np.int64),
+                    err=np.asarray([r[0] for r in slot_rows], dtype=np.float64),
+                    latfac=np.asarray([r[1] for r in slot_rows], dtype=np.float64),
+                    latadd=np.asarray([r[2] for r in slot_rows], dtype=np.float64),
+                    matched=[r[3] for r in slot_rows],
+                    base=np.asarray([r[4] for r in slot_rows], dtype=np.float64).reshape(len(ops), 3),
+                    sid=np.asarray(sid_rows, dtype=np.int64).reshape(len(ops), 3),
+                    http=np.full(len(ops), http and running, dtype=bool),
+                )
+                self._op_blocks[pod.name] = block
+            blocks.append(block)
+            k_pod.append(np.full(len(ops), p_idx, dtype=np.int64))
+            k_matched.extend(block.matched)
+            n_k += len(ops)
         i64, f64 = np.int64, np.float64
         hist = np.asarray(cols["hist"], dtype=i64).reshape(len(pods), len(BUCKETS) + 1)
         table = PodTable(
@@ -532,18 +573,18 @@ class Simulator(Substrate):
             count_sid=np.asarray(cols["count"], dtype=i64),
             cpu_sid=np.asarray(cols["cpu"], dtype=i64),
             mem_sid=np.asarray(cols["mem"], dtype=i64),
-            k_pod=np.asarray(k_pod, dtype=i64),
-            k_op=np.asarray(k_op, dtype=i64),
-            k_err=np.asarray(k_err, dtype=f64),
-            k_latfac=np.asarray(k_latfac, dtype=f64),
-            k_latadd=np.asarray(k_latadd, dtype=f64),
-            k_sid=np.asarray(k_sid, dtype=i64).reshape(len(k_pod), 3),
-            k_http=np.asarray(k_http, dtype=bool),
+            k_pod=_cat(k_pod, i64),
+            k_op=_cat([b.op for b in blocks], i64),
+            k_err=_cat([b.err for b in blocks], f64),
+            k_latfac=_cat([b.latfac for b in blocks], f64),
+            k_latadd=_cat([b.latadd for b in blocks], f64),
+            k_sid=np.concatenate([b.sid for b in blocks]) if blocks else np.zeros((0, 3), dtype=i64),
+            k_http=_cat([b.http for b in blocks], bool),
             k_starts=np.asarray(k_starts, dtype=i64),
             k_owner=np.asarray(k_owner, dtype=i64),
-            k_err_base=np.asarray([b[0] for b in k_base], dtype=f64),
-            k_latfac_base=np.asarray([b[1] for b in k_base], dtype=f64),
-            k_latadd_base=np.asarray([b[2] for b in k_base], dtype=f64),
+            k_err_base=_cat([b.base[:, 0] for b in blocks], f64),
+            k_latfac_base=_cat([b.base[:, 1] for b in blocks], f64),
+            k_latadd_base=_cat([b.base[:, 2] for b in blocks], f64),
             classes=[],
         )
         self._slot_matched = k_matched
@@ -610,7 +651,7 @@ class Simulator(Substrate):
             pods = ready_pods.get(svc.name, [])
             templates = [p.template for p in pods] or [cluster.workloads[svc.name].template]
             for dep in svc.dependencies:
-                callee = app.service(dep.service)
+                callee = self._svc_model[dep.service]
                 if dep.env is None:
                     self._edge_addr[(svc.name, dep.service)] = (f"{dep.service}:{callee.service_port}", "ok")
                     continue
@@ -618,19 +659,11 @@ class Simulator(Substrate):
                 mode = "ok"
                 addr = ""
                 for tpl in templates:
-                    env = tpl.env_dict()
-                    value = env.get(dep.env)
-                    if value is None:
-                        mode, addr = "dns", f"{dep.env} unset"
-                        continue
-                    host, port = _address(value, env, dep.env)
-                    addr = f"{host}:{port}" if port else host
-                    if host != dep.service:
-                        mode = "dns"
-                    elif port is not None and callee.service_port is not None and port != callee.service_port:
-                        mode = "refused"
-                    else:
+                    ok_t, mode_t, addr = self._dependency_address(tpl, dep.env, dep.service, callee.service_port)
+                    if ok_t:
                         good += 1
+                    else:
+                        mode = mode_t
                 ok[ci, traffic.svc_index[dep.service]] = good / len(templates)
                 self._edge_addr[(svc.name, dep.service)] = (addr, mode if good < len(templates) else "ok")
         for eff in self.edge_effects.values():
@@ -645,6 +678,30 @@ class Simulator(Substrate):
             delay[ci, ce] += eff.delay_s * share
             drop[ci, ce] = 1.0 - (1.0 - drop[ci, ce]) * (1.0 - eff.drop * share)
         traffic.edge_ok, traffic.edge_delay, traffic.edge_drop = ok, delay, drop
+
+    def _dependency_address(self, tpl: PodTemplate, env_name: str, callee: str,
+                            port_expected: int | None) -> tuple[bool, str, str]:
+        """Whether pods of ``tpl`` reach ``callee`` through env var ``env_name``: (ok, failure
+        mode ``dns``/``refused``, address). Memoised per template (templates are immutable)."""
+        key = (id(tpl), env_name, callee)
+        hit = self._dep_cache.get(key)
+        if hit is not None and hit[0] is tpl:
+            return hit[1], hit[2], hit[3]
+        env = tpl.env_dict()
+        value = env.get(env_name)
+        if value is None:
+            ok, mode, addr = False, "dns", f"{env_name} unset"
+        else:
+            host, port = _address(value, env, env_name)
+            addr = f"{host}:{port}" if port else host
+            if host != callee:
+                ok, mode = False, "dns"
+            elif port is not None and port_expected is not None and port != port_expected:
+                ok, mode = False, "refused"
+            else:
+                ok, mode = True, "ok"
+        self._dep_cache[key] = (tpl, ok, mode, addr)
+        return ok, mode, addr
 
     def _sync_container_series(self, pod: Pod, svc: Service, ops: list[int], http: bool, running: bool,
                                started: float) -> None:
@@ -1158,9 +1215,9 @@ class Simulator(Substrate):
             if hits.size:
                 # The route calls the service at several places (and operations); the
                 # request is judged by the worst of them, as any one can fail it.
-                outcomes = [self._probe(int(h), attributes or {}) for h in hits]
+                outcomes = self._probe(hits, attributes or {})
                 return min(outcomes, key=lambda o: (o.success, -o.quantile_ms(0.95)))
-        return self._probe(root, attributes or {})
+        return self._probe(np.asarray([root]), attributes or {})[0]
 
     def probe_operation(self, service: str, operation: str, attributes: dict[str, str] | None = None) -> ProbeOutcome:
         """A synthetic call to one operation, made as its busiest caller makes it.
@@ -1176,9 +1233,9 @@ class Simulator(Substrate):
         if nodes.size == 0:
             raise SubstrateError(f"no route reaches {service} {operation!r}")
         busiest = nodes[np.argmax(self.traffic.route_share[f.route[nodes]] * f.weight[nodes])]
-        return self._probe(int(busiest), attributes or {})
+        return self._probe(np.asarray([busiest]), attributes or {})[0]
 
-    def _probe(self, root: int, attributes: dict[str, str]) -> ProbeOutcome:
+    def _probe(self, roots: IntArray, attributes: dict[str, str]) -> list[ProbeOutcome]:
         if self.cluster.version != self._table_version:
             self._rebuild()
         if self.traffic._probe_inputs is None or self.traffic._flow_t == -math.inf:
@@ -1186,7 +1243,7 @@ class Simulator(Substrate):
         table = self.traffic.table
         assert table is not None
         cls = self._request_class(table, attributes, 1.0) if attributes else None
-        return self.traffic.probe(root, cls)
+        return self.traffic.probe_many(roots.astype(np.int64), cls)
 
     def _request_class(self, table: PodTable, attributes: dict[str, str], share: float) -> RequestClass:
         """Per-slot own behaviour of requests with ``attributes``: matched effects in full."""

@@ -456,8 +456,8 @@ class TrafficModel:
                         (k_blk[cm], f_blk[cm]), logt[lm], deadline[lm], sub_cmask))
         return out
 
-    def subtree(self, node: int) -> IntArray:
-        """Node ``node`` and every node below it."""
+    def subtree(self, node: int | IntArray) -> IntArray:
+        """Node ``node`` (or every node of an array of them) and every node below."""
         parent = self.forest.parent
         inside = np.zeros(self.forest.size, dtype=bool)
         inside[node] = True
@@ -481,6 +481,10 @@ class TrafficModel:
             The request's success probability and latency distribution, from the state of
             the last flow recomputation.
         """
+        return self.probe_many(np.asarray([root], dtype=np.int64), request_class)[0]
+
+    def probe_many(self, roots: IntArray, request_class: RequestClass | None) -> list[ProbeOutcome]:
+        """:meth:`probe` at each of ``roots``, folding the union of their subtrees once."""
         pi = self._probe_inputs
         tab = self.table
         assert pi is not None and tab is not None
@@ -488,18 +492,21 @@ class TrafficModel:
             inputs = self._op_inputs(tab.k_err_base, tab.k_latfac_base, tab.k_latadd_base)
         else:
             inputs = self._op_inputs(request_class.err, request_class.latfac, request_class.latadd)
-        nodes = self.subtree(root)
+        nodes = self.subtree(roots)
         fold = self._fold(self._subset_levels(nodes), inputs.op_err, inputs.op_mean, inputs.op_var, pi.reach_n,
                           pi.slow_n, pi.e_delay)
-        ratio = 1.0 + fold.V[root] / max(float(fold.M[root]) ** 2, 1e-18)
-        median = float(fold.l_call[root]) / math.sqrt(ratio) / math.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
-        return ProbeOutcome(
-            success=float(np.clip(fold.succ[root], 0.0, 1.0)),
-            median_s=median,
-            sigma=float(fold.s_call[root]),
-            timeout_share=float(fold.q_call[root]),
-            timeout_s=float(fold.t_call[root]),
-        )
+        out = []
+        for root in roots.tolist():
+            ratio = 1.0 + fold.V[root] / max(float(fold.M[root]) ** 2, 1e-18)
+            median = float(fold.l_call[root]) / math.sqrt(ratio) / math.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
+            out.append(ProbeOutcome(
+                success=float(np.clip(fold.succ[root], 0.0, 1.0)),
+                median_s=median,
+                sigma=float(fold.s_call[root]),
+                timeout_share=float(fold.q_call[root]),
+                timeout_s=float(fold.t_call[root]),
+            ))
+        return out
 
     def _op_inputs(self, err: FloatArray, latfac: FloatArray, latadd: FloatArray) -> OpInputs:
         """Per-slot own error/latency and their per-operation means for one request class."""
