@@ -8,11 +8,13 @@ without ``textual`` or ``rich``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,7 @@ from scoring.cli import add_report_arguments, add_score_arguments
 from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
 
 if TYPE_CHECKING:
+    from engine.events import Event
     from engine.orchestrator import Operator
 
 DEFAULT_APP = "online-boutique"
@@ -114,6 +117,18 @@ def seed_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected a non-negative integer") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"invalid seed {value}: seeds are non-negative integers")
+    return value
+
+
+def speed_arg(text: str) -> float:
+    """argparse type for ``--speed``: a finite number >= 0 (0: virtual clock, as fast as possible)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a finite number >= 0 "
+                                         "(0: as fast as possible)")
     return value
 
 
@@ -208,6 +223,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_dir = None if args.no_record else args.run_dir or _fresh_run_dir(
             f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
         alerts = None if args.alerts == "none" else args.alerts
+        if alerts and alerts.startswith("prometheus="):
+            _check_prometheus(alerts.split("=", 1)[1])
         run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
                            clock="wall" if args.speed else "virtual", speed=args.speed or 1.0, alert_source=alerts)
         if args.metrics_port is not None:
@@ -216,9 +233,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
+    llm_calls: list[Event] = []
+    llm_failed: list[Event] = []
+
+    def count_llm(ev: Event) -> None:
+        if ev.kind == "llm.call":
+            llm_calls.append(ev)
+            if ev.payload.get("error"):
+                llm_failed.append(ev)
+
+    run.stream.subscribe(count_llm)
     started = time.perf_counter()
     try:
-        run.run()
+        with _signals_as_interrupt():
+            run.run()
     except KeyboardInterrupt:
         run.close()
         print(f"\ninterrupted at run time {run.now / 60:.1f} min", file=sys.stderr)
@@ -231,12 +259,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - started
     print(run.summary())
     print(f"\n{run.now / 60:.1f} min of run time in {wall:.2f} s wall")
+    if llm_failed:
+        print(f"marathon: warning: {len(llm_failed)} of {len(llm_calls)} model calls failed (last: "
+              f"{llm_failed[-1].payload['error']}); the agent acted without its model for those", file=sys.stderr)
     if run_dir is not None:
         from engine.bundle import seal
 
         bundle = seal(run_dir)
         print(f"sealed bundle: {bundle}  (score it: marathon score {bundle})")
     return 0
+
+
+def _check_prometheus(url: str) -> None:
+    """Fail before the run starts when the Prometheus to read alerts from does not answer.
+
+    Raises:
+        ValueError: not reachable, or not a Prometheus (message names the URL).
+    """
+    import urllib.error
+    import urllib.request
+
+    probe = url.rstrip("/") + "/api/v1/status/buildinfo"
+    try:
+        with urllib.request.urlopen(probe, timeout=5) as resp:
+            resp.read()
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise ValueError(f"--alerts prometheus={url}: no Prometheus answers at {probe} ({exc}); start it first "
+                         "(see `marathon prometheus-config`)") from None
+
+
+@contextlib.contextmanager
+def _signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP end a run as Ctrl-C does (the run is sealed as incomplete)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError):  # not the main thread (tests)
+            previous[sig] = signal.signal(sig, interrupt)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _fresh_run_dir(name: str) -> str:
@@ -271,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--app", default=DEFAULT_APP, help=f"app name or app file (default {DEFAULT_APP})")
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--minutes", type=float, default=30.0, help="run time to simulate (default 30)")
-    p.add_argument("--speed", type=float, default=0.0,
+    p.add_argument("--speed", type=speed_arg, default=0.0,
                    help="run-time seconds per wall second (default: as fast as possible)")
     p.add_argument("--quiet", action="store_true", help="print only the final summary")
     p.set_defaults(func=cmd_sim)
@@ -299,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "series to it with --metrics-port)")
     p.add_argument("--metrics-port", type=int, default=None,
                    help="serve the simulation's /metrics on this loopback port (0: any free port)")
-    p.add_argument("--speed", type=float, default=0.0,
+    p.add_argument("--speed", type=speed_arg, default=0.0,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
     add_llm_arguments(p)
     p.set_defaults(func=cmd_run)

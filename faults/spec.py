@@ -413,9 +413,16 @@ def load_catalog(app_or_path: str | Path) -> Catalog:
     path = Path(app_or_path)
     if not (path.suffix in (".yaml", ".yml") and path.is_file()):
         path = catalog_path(str(app_or_path))
+        if not path.is_file():
+            shipped = ", ".join(sorted(p.stem for p in CATALOG_DIR.glob("*.yaml")))
+            raise FileNotFoundError(f"no fault catalog for app {str(app_or_path)!r}; apps with a catalog: {shipped} "
+                                    "(or give a catalog file; format: faults/catalog/FORMAT.md)")
     text = path.read_text(encoding="utf-8")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise CatalogError(str(path), [("<file>", f"not valid YAML: {exc}")]) from None
+    if isinstance(data, dict) and "services" in data and "faults" not in data:
+        raise CatalogError(str(path), [("<file>", "this is an app model, not a fault catalog: schedules and runs "
+                                                  "need a fault catalog for the app (faults/catalog/FORMAT.md)")])
     return parse_catalog(data, str(path))

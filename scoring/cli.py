@@ -20,14 +20,23 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-unverified", action="store_true",
                    help="score unsealed or damaged bundles too, clearly marked")
     p.add_argument("--no-degradation", action="store_true", help="skip the no-op counterfactual")
+    p.add_argument("--per-app", action="store_true", help="one row per operator and app (default: per operator)")
+    p.add_argument("--include-incomplete", action="store_true",
+                   help="rank runs that stopped before the schedule's end too (marked); by default they are "
+                        "listed but left out of the leaderboard")
     p.set_defaults(func=cmd_score)
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundle", help="a sealed bundle or run directory")
-    p.add_argument("-o", "--output", required=True, help="directory for index.html")
-    p.add_argument("--allow-unverified", action="store_true")
+    p.add_argument("-o", "--output", required=True, help="directory to write index.html and the plots into")
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="report on an unsealed or damaged bundle too, clearly marked")
     p.set_defaults(func=cmd_report)
+
+
+INCOMPLETE = "INCOMPLETE"
+"""Integrity prefix of a sealed run that stopped before its schedule's end (quit, killed)."""
 
 
 class ScoreError(Exception):
@@ -55,6 +64,8 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
             raise ScoreError(f"{path}: refused: bundle does not verify ({first}); use --allow-unverified to score "
                              "it anyway, marked as such")
         integrity = f"UNVERIFIED: {first}"
+    elif not report.complete:
+        integrity = f"{INCOMPLETE}: {report.reason or 'the run stopped before the end of its schedule'}"
     try:
         bundle = open_bundle(path)
         try:
@@ -86,24 +97,36 @@ def cmd_score(args: argparse.Namespace) -> int:
     from scoring.leaderboard import format_faults, format_table, leaderboard, to_json
 
     scores = []
+    seen: dict[tuple[str, int], str] = {}
     for path in args.bundles:
         try:
-            score, _ = load_score(path, allow_unverified=args.allow_unverified, degradation=not args.no_degradation)
+            score, events = load_score(path, allow_unverified=args.allow_unverified,
+                                       degradation=not args.no_degradation)
         except ScoreError as exc:
             print(f"marathon: {exc}", file=sys.stderr)
             return 2
+        # The same run given twice (its directory and its bundle, or a copy) counts once.
+        identity = (events[-1].hash if events and events[-1].hash else path, len(events))
+        if identity in seen:
+            print(f"marathon: {path}: the same run as {seen[identity]}; counted once", file=sys.stderr)
+            continue
+        seen[identity] = path
         scores.append(score)
-    rows = leaderboard(scores)
+    ranked = [s for s in scores if args.include_incomplete or not s.integrity.startswith(INCOMPLETE)]
+    left_out = [s for s in scores if s not in ranked]
+    rows = leaderboard(ranked, per_app=args.per_app)
     if args.json:
         sys.stdout.write(to_json(scores, rows))
         return 0
-    print(format_table(rows))
-    flagged = [s for s in scores if s.integrity != "sealed"]
-    for s in flagged:
-        print(f"\n!! {s.run_id}: {s.integrity}")
+    print(format_table(rows, per_app=args.per_app) if rows else "(no complete runs to rank)")
+    for s in scores:
+        if s.integrity != "sealed":
+            note = " (left out of the leaderboard; --include-incomplete ranks it)" if s in left_out else ""
+            print(f"\n!! {s.run_id}: {s.integrity}{note}")
     if args.faults:
         for s in scores:
-            print(f"\n{s.run_id} ({s.operator}): score {s.score:.1f}")
+            print(f"\n{s.run_id} ({s.operator}): score {s.score:.1f}"
+                  + ("" if s.integrity == "sealed" else f"  [{s.integrity}]"))
             print(format_faults(s))
     return 0
 
@@ -116,7 +139,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     except ScoreError as exc:
         print(f"marathon: {exc}", file=sys.stderr)
         return 2
-    path = write_report(score, events, Path(args.output))
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        print(f"marathon: {out}: exists and is not a directory (-o names the directory to write index.html "
+              "and the plots into)", file=sys.stderr)
+        return 2
+    path = write_report(score, events, out)
     print(f"wrote {path}")
     return 0
 

@@ -39,13 +39,14 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return round(sum(vals) / len(vals), 4) if vals else None
 
 
-def leaderboard(scores: Sequence[RunScore]) -> list[Row]:
-    """Rows sorted by score (descending), then operator name."""
-    by_op: dict[str, list[RunScore]] = {}
+def leaderboard(scores: Sequence[RunScore], per_app: bool = False) -> list[Row]:
+    """Rows sorted by score (descending), then operator name; with ``per_app``, one row per
+    (app, operator), sorted by app first."""
+    by_op: dict[tuple[str, str], list[RunScore]] = {}
     for s in scores:
-        by_op.setdefault(s.operator, []).append(s)
+        by_op.setdefault((s.app if per_app else "", s.operator), []).append(s)
     rows = []
-    for op, runs in by_op.items():
+    for (_, op), runs in by_op.items():
         rows.append(Row(
             operator=op,
             runs=len(runs),
@@ -62,6 +63,8 @@ def leaderboard(scores: Sequence[RunScore]) -> list[Row]:
             score=_mean([r.score for r in runs]) or 0.0,
             apps=tuple(sorted({r.app for r in runs})),
         ))
+    if per_app:
+        return sorted(rows, key=lambda r: (r.apps, -r.score, r.operator))
     return sorted(rows, key=lambda r: (-r.score, r.operator))
 
 
@@ -69,15 +72,20 @@ def _f(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-def format_table(rows: Sequence[Row]) -> str:
-    """The leaderboard as a plain-text table."""
+def format_table(rows: Sequence[Row], per_app: bool = False) -> str:
+    """The leaderboard as a plain-text table (an APP column first with ``per_app``)."""
     head = ["OPERATOR", "RUNS", "CORR", "LOC", "REP", "MTTD", "MTTL", "MTTR", "DEGR%", "TOKENS", "COST$", "RISK",
             "SCORE"]
     body = [[r.operator, str(r.runs), f"{r.corr:.3f}", f"{r.loc:.3f}", f"{r.rep:.3f}", _f(r.mttd, ".0f"),
              _f(r.mttl, ".0f"), _f(r.mttr, ".0f"), _f(r.degradation, ".1f"), f"{r.tokens:.0f}", f"{r.cost_usd:.4f}",
              f"{r.risk:.3f}", f"{r.score:.1f}"] for r in rows]
+    if per_app:
+        head = ["APP", *head]
+        body = [[",".join(r.apps), *line] for r, line in zip(rows, body, strict=True)]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
+    text_cols = 2 if per_app else 1
+    lines = ["  ".join(c.rjust(w) if i >= text_cols else c.ljust(w)
+                       for i, (c, w) in enumerate(zip(line, widths, strict=True)))
              for line in [head, *body]]
     return "\n".join(lines)
 

@@ -42,7 +42,7 @@ HOLD_SHARE = 0.9
 """A probe "passes and holds" from a sample when that and the next two samples pass
 (45 s at the 15 s evaluation interval) and at least 90 % of the samples from then to the
 fault's revert pass: a rollout's brief glitch does not void a repair, a relapse does."""
-OUTCOMES = ("handled", "repaired", "acted on", "located", "correlated only", "missed")
+OUTCOMES = ("handled", "fixed, unlocalized", "acted on", "located", "correlated only", "missed", "open")
 
 
 @dataclass
@@ -197,6 +197,7 @@ def score_events(events: Sequence[Event], *, app: Any = None, noop: Mapping[str,
     windows = [FaultWindow(fid, str(ev.payload["target"]), ev.t, reverts.get(fid), tuple(ev.payload["scope"]))
                for fid, ev in injects.items()]
     win = {w.key: w for w in windows}
+    ended = any(e.kind == "run.end" for e in events)
 
     # Alert instances -> fault.
     alert_owner: dict[str, str | None] = {}
@@ -286,13 +287,15 @@ def score_events(events: Sequence[Event], *, app: Any = None, noop: Mapping[str,
         if fs.repaired:
             fs.outcome = "handled"
         elif fs.probe_recovered:
-            fs.outcome = "repaired"
+            fs.outcome = "fixed, unlocalized"  # the probe recovered, but no repair credit without localization
         elif fs.acted_on:
             fs.outcome = "acted on"
         elif fs.localized:
             fs.outcome = "located"
         elif fs.correlated:
             fs.outcome = "correlated only"
+        elif w.t_revert is None and not ended:
+            fs.outcome = "open"  # still live where the events stop (a run scored mid-way)
         scores.append(fs)
 
     false_decl = 0

@@ -195,6 +195,6 @@ def test_score_json_round_trips_and_names_the_formula() -> None:
     _, score = run(generate("astronomy-shop", 4, "short-5"), make_operator("runbook"))
     doc = json.loads(to_json([score], leaderboard([score])))
     assert doc["formula"] == "marathon-score/1"
-    assert doc["runs"][0]["faults"][0]["outcome"] in ("handled", "repaired", "acted on", "located",
+    assert doc["runs"][0]["faults"][0]["outcome"] in ("handled", "fixed, unlocalized", "acted on", "located",
                                                      "correlated only", "missed")
 

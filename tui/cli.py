@@ -129,6 +129,21 @@ def _schedule(args: argparse.Namespace) -> Any:
     return load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
 
 
+FOLLOW_WAIT_S = 30.0
+"""How long ``watch --follow`` waits for a run directory that another process is about to
+create (``marathon run --run-dir D & marathon watch --follow D``)."""
+
+
+def _wait_for_dir(path: Path, timeout_s: float) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    if not path.is_dir() and not path.exists():
+        print(f"waiting up to {timeout_s:.0f} s for {path} to be created...", file=sys.stderr, flush=True)
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def build_watch(args: argparse.Namespace) -> Any:
     """The watch (or follow) app for parsed arguments, not yet running.
 
@@ -142,6 +157,7 @@ def build_watch(args: argparse.Namespace) -> Any:
 
     keymap = _keymap(args)
     if args.follow:
+        _wait_for_dir(Path(args.follow), FOLLOW_WAIT_S)
         tail = FollowTail(args.follow)
         return MarathonApp(lambda: WatchScreen(follow=tail), keymap=keymap)
     from engine.agents import operator_from_args
@@ -152,7 +168,9 @@ def build_watch(args: argparse.Namespace) -> Any:
     run_dir = None if args.no_record else Path(args.run_dir) if args.run_dir else fresh_run_dir(
         f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
     session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=args.speed, seed=seed)
-    return MarathonApp(lambda: WatchScreen(session=session), keymap=keymap)
+    app = MarathonApp(lambda: WatchScreen(session=session), keymap=keymap)
+    app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
+    return app
 
 
 def build_play(args: argparse.Namespace) -> Any:
@@ -172,7 +190,9 @@ def build_play(args: argparse.Namespace) -> Any:
     run_dir = Path(args.run_dir) if args.run_dir else fresh_run_dir(
         f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
     session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=speed, seed=seed, spend_time=False)
-    return MarathonApp(lambda: PlayScreen(session=session, practice=args.practice), keymap=keymap)
+    app = MarathonApp(lambda: PlayScreen(session=session, practice=args.practice), keymap=keymap)
+    app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
+    return app
 
 
 def build_replay(args: argparse.Namespace) -> Any:
@@ -181,16 +201,30 @@ def build_replay(args: argparse.Namespace) -> Any:
     Raises:
         FileNotFoundError: no such bundle; ValueError: a bad ``--at``.
     """
+    from engine.bundle import BundleError
     from tui.app import MarathonApp
     from tui.model import parse_clock
     from tui.screens.replay import ReplayScreen
+    from tui.seek import ReplayIndex
+    from tui.session import load_bundle
 
     if not Path(args.bundle).exists():
         raise FileNotFoundError(f"{args.bundle}: no such bundle or run directory")
     start = parse_clock(args.at) if args.at else None
     keymap = _keymap(args)
-    return MarathonApp(lambda: ReplayScreen(args.bundle, speed=args.speed, start_at=start, paused=args.paused),
-                       keymap=keymap)
+    # Loaded before the app starts, so a file that is no run fails here with its reason.
+    try:
+        bundle = load_bundle(args.bundle)
+        if not bundle.events or bundle.events[0].kind != "run.start":
+            raise ValueError("no run.start event")
+        index = ReplayIndex(bundle.events)
+    except (BundleError, OSError, ValueError, KeyError, TypeError) as exc:
+        why = str(exc).removeprefix(f"{args.bundle}: ")
+        raise ValueError(f"{args.bundle}: cannot replay: {why}") from None
+    if start is not None and start > index.end_t:
+        raise ValueError(f"--at {args.at} is past the end of the recording ({index.end_t / 60:.1f} min)")
+    return MarathonApp(lambda: ReplayScreen(args.bundle, speed=args.speed, start_at=start, paused=args.paused,
+                                            loaded=(bundle, index)), keymap=keymap)
 
 
 def _run(command: str, build: Any, args: argparse.Namespace) -> int:
@@ -209,6 +243,14 @@ def _run(command: str, build: Any, args: argparse.Namespace) -> int:
     app.run()
     for line in getattr(app, "exit_notes", []):
         print(line)
+    session = getattr(app, "session", None)
+    if session is not None:
+        outcome = session.close()  # idempotent: the screen has usually sealed it already
+        if outcome.bundle is not None:
+            what = "sealed bundle" if outcome.complete else "stopped early; sealed the incomplete run"
+            print(f"{what}: {outcome.bundle}  (replay it: marathon replay {outcome.bundle})")
+        elif outcome.error:
+            print(f"marathon: the run could not be sealed: {outcome.error}", file=sys.stderr)
     return 0
 
 

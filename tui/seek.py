@@ -62,7 +62,11 @@ class ReplayIndex:
                 if _is_mark(kind, ev):
                     self.marks[kind].append(ev.t)
         self.final = model
-        self.end_t = max(model.duration_s, self.times[-1] if self.times else 0.0)
+        last = self.times[-1] if self.times else 0.0
+        self.complete = any(e.kind == "run.end" for e in self.events)
+        # A run that stopped early (quit, killed) ends at its last recorded event: nothing
+        # after it is known, so the playhead does not run on to the schedule's end.
+        self.end_t = max(model.duration_s, last) if self.complete else last
 
     def count_at(self, t: float) -> int:
         """How many events happened at or before run time ``t``."""

@@ -113,6 +113,7 @@ class LiveSession:
         self._paused = False
         self._stop = threading.Event()
         self._closed: SealOutcome | None = None
+        self._close_lock = threading.Lock()
         self._last_flush = 0.0
 
     # ------------------------------------------------------------------ pacing
@@ -230,6 +231,10 @@ class LiveSession:
         A finished run is sealed as is; a run stopped early is sealed with ``recover`` and
         marked incomplete. Sealing problems are returned, not raised.
         """
+        with self._close_lock:
+            return self._close()
+
+    def _close(self) -> SealOutcome:
         if self._closed is not None:
             return self._closed
         with self.run.lock:

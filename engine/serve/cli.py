@@ -41,20 +41,12 @@ SLICE_S = 15.0
 """Run time advanced per engine step, so a stop request is seen promptly."""
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected a non-negative integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid seed {value}: seeds are non-negative integers")
-    return value
-
-
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     """The ``marathon serve`` flags; sets ``func`` to :func:`cmd_serve`."""
+    from engine.cli import seed_arg, speed_arg  # here: engine.cli imports this module
+
     p.add_argument("--app", default="online-boutique")
-    p.add_argument("--seed", type=_seed, default=1)
+    p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
     p.add_argument("--run-dir", help="record the run here (default: runs/<run id>); sealed into <dir>.marathon")
@@ -71,7 +63,7 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--invocation-timeout", type=float, default=DEFAULT_INVOCATION_TIMEOUT_S, metavar="S",
                    help="wall seconds the agent has per invocation before the engine ends it (default 300)")
     p.add_argument("--no-wait", action="store_true", help="start the run without waiting for the agent's first poll")
-    p.add_argument("--speed", type=float, default=0.0,
+    p.add_argument("--speed", type=speed_arg, default=0.0,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
     p.add_argument("--linger", type=float, default=10.0, metavar="S",
                    help="after the run, keep serving until the agent has seen the end, at most S seconds")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import math
 import queue
 import threading
 import time
@@ -178,6 +179,8 @@ class AgentHub:
                         req.future.set_result(self._usage(inv, req))
                     else:
                         req.future.set_exception(HubError(400, f"unknown request kind {req.kind!r}"))
+                except HubError as exc:  # the agent's request was wrong: its status stands
+                    req.future.set_exception(exc)
                 except Exception as exc:  # a defect must reach the agent as an error, not stop the engine
                     req.future.set_exception(HubError(500, f"{type(exc).__name__}: {exc}"))
         finally:
@@ -211,8 +214,9 @@ class AgentHub:
             latency = float(p.get("latency_s", 0.0))
         except (TypeError, ValueError) as exc:
             raise HubError(400, f"usage fields must be numbers: {exc}") from None
-        if min(prompt, completion) < 0 or cost < 0 or latency < 0 or cost != cost or latency != latency:
-            raise HubError(400, "usage fields must be non-negative numbers")
+        if min(prompt, completion) < 0 or not (math.isfinite(cost) and math.isfinite(latency)) \
+                or cost < 0 or latency < 0:
+            raise HubError(400, "usage fields must be finite non-negative numbers")
         model = str(p.get("model", "unknown"))[:200]
         from engine.llm.client import usage_payload  # the openai SDK loads only when usage is reported
 

@@ -20,8 +20,8 @@ from tui.scorecalc import STAGES, stage_success_series
 from tui.widgets.pane import Pane, ViewContext
 from tui.widgets.spark import BLOCKS, bar
 
-OUTCOME_STYLE = {"handled": "bold green", "repaired": "green", "acted on": "yellow", "located": "cyan",
-                 "correlated only": "blue", "missed": "red"}
+OUTCOME_STYLE = {"handled": "bold green", "fixed, unlocalized": "green", "acted on": "yellow", "located": "cyan",
+                 "correlated only": "blue", "missed": "red", "open": "dim"}
 STAGE_LABEL = {"corr": "Correlation", "loc": "Localization", "rep": "Repair"}
 
 
