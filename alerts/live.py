@@ -44,63 +44,61 @@ EXIT_WRITE_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
-class LiveSimulation:
-    """A simulation on the wall clock, served at ``http://host:port/metrics``.
+class MetricsServer:
+    """Serve ``exposition()`` at ``http://host:port/metrics`` from a background thread.
+
+    The owner (the orchestrator on a wall clock) advances the simulation and holds ``lock``
+    while doing so; :class:`LiveSimulation` is the variant that advances it itself.
 
     Args:
-        sim: the simulation (its run time continues from ``sim.now``).
-        host: listen address; loopback by default.
-        port: listen port; 0 picks a free one (see :attr:`port` after :meth:`start`).
-        speed: simulated seconds per wall second.
-        tick_s: how often the simulation is advanced, wall seconds.
+        exposition: returns the Prometheus text exposition.
+        lock: held while ``exposition`` runs.
+        host: listen address (loopback by default); port: 0 picks a free one (see
+            :attr:`port` after :meth:`start`).
     """
 
-    def __init__(self, sim: Simulator, *, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0,
-                 tick_s: float = 0.25) -> None:
-        if speed <= 0:
-            raise ValueError("speed must be > 0")
-        self.sim = sim
+    thread_name = "marathon-metrics"
+
+    def __init__(self, exposition: Callable[[], str], lock: threading.RLock, *, host: str = "127.0.0.1",
+                 port: int = 0) -> None:
+        self.exposition = exposition
+        self.lock = lock
         self.host = host
         self.port = port
-        self.speed = speed
-        self.tick_s = tick_s
-        self.lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self.on_tick: Callable[[Simulator], None] | None = None
-        """Called (holding :attr:`lock`) after each advance, e.g. to feed an embedded evaluator."""
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/metrics"
 
     def start(self) -> int:
-        """Start serving and advancing; returns the port.
+        """Start serving; returns the port.
 
         Raises:
             RuntimeError: the server could not start (the cause is chained).
         """
-        self._thread = threading.Thread(target=self._run, name="marathon-live-sim", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._thread.start()
         self._ready.wait(10.0)
         if self._error is not None:
-            raise RuntimeError(f"live simulation server failed: {self._error}") from self._error
+            raise RuntimeError(f"metrics server failed to start: {self._error}") from self._error
         if not self._ready.is_set():
-            raise RuntimeError("live simulation server did not start within 10 s")
+            raise RuntimeError("metrics server did not start within 10 s")
         return self.port
 
     def stop(self) -> None:
-        """Stop the server and the clock (idempotent)."""
+        """Stop serving (idempotent)."""
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(10.0)
             self._thread = None
 
-    def __enter__(self) -> LiveSimulation:
+    def __enter__(self) -> MetricsServer:
         self.start()
         return self
 
@@ -114,6 +112,13 @@ class LiveSimulation:
             self._error = exc
             self._ready.set()
 
+    def _headers(self) -> dict[str, str]:
+        return {}
+
+    async def _serve(self, stop: asyncio.Event) -> None:
+        """Runs while the server is up; returns when ``stop`` is set."""
+        await stop.wait()
+
     async def _main(self) -> None:
         from aiohttp import web
 
@@ -122,9 +127,9 @@ class LiveSimulation:
 
         async def metrics(_: web.Request) -> web.Response:
             with self.lock:
-                body = self.sim.exposition()
-            return web.Response(text=body, content_type="text/plain", charset="utf-8",
-                                headers={"X-Marathon-Run-Time": f"{self.sim.now:.0f}"})
+                body = self.exposition()
+                headers = self._headers()
+            return web.Response(text=body, content_type="text/plain", charset="utf-8", headers=headers)
 
         app = web.Application()
         app.router.add_get("/metrics", metrics)
@@ -132,26 +137,56 @@ class LiveSimulation:
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port)
         await site.start()
-        server = getattr(site, "_server", None)
-        sockets = getattr(server, "sockets", None) or []
+        sockets = getattr(getattr(site, "_server", None), "sockets", None) or []
         if sockets:
             self.port = int(sockets[0].getsockname()[1])
         self._ready.set()
+        try:
+            await self._serve(self._stop)
+        finally:
+            await runner.cleanup()
+
+
+class LiveSimulation(MetricsServer):
+    """A simulation on the wall clock, served at ``http://host:port/metrics``.
+
+    Args:
+        sim: the simulation (its run time continues from ``sim.now``).
+        host: listen address; loopback by default.
+        port: listen port; 0 picks a free one (see :attr:`port` after :meth:`start`).
+        speed: simulated seconds per wall second.
+        tick_s: how often the simulation is advanced, wall seconds.
+    """
+
+    thread_name = "marathon-live-sim"
+
+    def __init__(self, sim: Simulator, *, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0,
+                 tick_s: float = 0.25) -> None:
+        if speed <= 0:
+            raise ValueError("speed must be > 0")
+        super().__init__(sim.exposition, threading.RLock(), host=host, port=port)
+        self.sim = sim
+        self.speed = speed
+        self.tick_s = tick_s
+        self.on_tick: Callable[[Simulator], None] | None = None
+        """Called (holding :attr:`lock`) after each advance, e.g. to feed an embedded evaluator."""
+
+    def _headers(self) -> dict[str, str]:
+        return {"X-Marathon-Run-Time": f"{self.sim.now:.0f}"}
+
+    async def _serve(self, stop: asyncio.Event) -> None:
         wall0 = time.monotonic()
         with self.lock:
             sim0 = self.sim.now
-        try:
-            while not self._stop.is_set():
-                target = sim0 + (time.monotonic() - wall0) * self.speed
-                with self.lock:
-                    if target > self.sim.now:
-                        self.sim.advance(target)
-                    if self.on_tick is not None:
-                        self.on_tick(self.sim)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), timeout=self.tick_s)
-        finally:
-            await runner.cleanup()
+        while not stop.is_set():
+            target = sim0 + (time.monotonic() - wall0) * self.speed
+            with self.lock:
+                if target > self.sim.now:
+                    self.sim.advance(target)
+                if self.on_tick is not None:
+                    self.on_tick(self.sim)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.tick_s)
 
 
 def prometheus_config(targets: list[str], *, rule_files: list[str], scrape_interval: str = "15s",
@@ -302,86 +337,8 @@ class AlertSource:
                                {str(k): str(v) for k, v in a.get("annotations", {}).items()}, now)
 
 
-__all__ = ["AlertSource", "LiveSimulation", "add_prometheus_config_arguments", "cmd_prometheus_config",
+__all__ = ["AlertSource", "LiveSimulation", "MetricsServer", "add_prometheus_config_arguments", "cmd_prometheus_config",
            "prometheus_config", "write_prometheus_config"]
-
-
-class MetricsServer:
-    """Serve ``exposition()`` at ``http://host:port/metrics`` from a background thread.
-
-    Unlike :class:`LiveSimulation` it never advances anything: the owner (the orchestrator
-    on a wall clock) advances the simulation and holds ``lock`` while doing so.
-
-    Args:
-        exposition: returns the Prometheus text exposition.
-        lock: held while ``exposition`` runs.
-        host: listen address (loopback by default); port: 0 picks a free one.
-    """
-
-    def __init__(self, exposition: Callable[[], str], lock: threading.RLock, *, host: str = "127.0.0.1",
-                 port: int = 0) -> None:
-        self.exposition = exposition
-        self.lock = lock
-        self.host = host
-        self.port = port
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-
-    def start(self) -> int:
-        """Start serving; returns the port.
-
-        Raises:
-            RuntimeError: the server could not start.
-        """
-        self._thread = threading.Thread(target=lambda: self._guard(), name="marathon-metrics", daemon=True)
-        self._thread.start()
-        self._ready.wait(10.0)
-        if self._error is not None or not self._ready.is_set():
-            raise RuntimeError(f"metrics server failed to start: {self._error}")
-        return self.port
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        if self._thread is not None:
-            self._thread.join(10.0)
-            self._thread = None
-
-    def _guard(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except BaseException as exc:
-            self._error = exc
-            self._ready.set()
-
-    async def _main(self) -> None:
-        from aiohttp import web
-
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-
-        async def metrics(_: web.Request) -> web.Response:
-            with self.lock:
-                body = self.exposition()
-            return web.Response(text=body, content_type="text/plain", charset="utf-8")
-
-        app = web.Application()
-        app.router.add_get("/metrics", metrics)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        await site.start()
-        sockets = getattr(getattr(site, "_server", None), "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
-        self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            await runner.cleanup()
 
 
 class PrometheusAlerts:

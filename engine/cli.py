@@ -22,6 +22,7 @@ from alerts.live import add_prometheus_config_arguments
 from engine.appmodel import AppModelError, builtin_apps, load_app
 from engine.cli_app import add_import_arguments
 from engine.cli_bundle import add_seal_arguments, add_verify_arguments
+from engine.cliargs import seed_arg, speed_arg
 from engine.llm.config import add_llm_arguments
 from engine.serve.cli import add_serve_arguments
 from scoring.cli import add_report_arguments, add_score_arguments
@@ -107,29 +108,6 @@ def _message(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     return str(exc)
-
-
-def seed_arg(text: str) -> int:
-    """argparse type for seeds: a non-negative integer."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected a non-negative integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid seed {value}: seeds are non-negative integers")
-    return value
-
-
-def speed_arg(text: str) -> float:
-    """argparse type for ``--speed``: a finite number >= 0 (0: virtual clock, as fast as possible)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a finite number >= 0 "
-                                         "(0: as fast as possible)")
-    return value
 
 
 def cmd_app_list(args: argparse.Namespace) -> int:

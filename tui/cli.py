@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from engine.cliargs import seed_arg
 from engine.llm.config import add_llm_arguments
 
 DEFAULT_APP = "online-boutique"
@@ -48,19 +49,9 @@ def speed_arg(text: str) -> float | None:
     return value
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected a non-negative integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid seed {value}: seeds are non-negative integers")
-    return value
-
-
 def _common_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--app", default=DEFAULT_APP, help=f"the application (default {DEFAULT_APP})")
-    p.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help=f"schedule and simulation seed (default "
+    p.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED, help=f"schedule and simulation seed (default "
                                                                      f"{DEFAULT_SEED})")
     p.add_argument("--regime", default=DEFAULT_REGIME, choices=REGIMES, help=f"default {DEFAULT_REGIME}")
     p.add_argument("--schedule", help="run this schedule file instead of generating one")

@@ -337,40 +337,23 @@ def _drop_names(table: LabelTable, lids: IntArray) -> IntArray:
     return out
 
 
+_ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "%": np.fmod,
+    "^": lambda lhs, rhs: np.power(np.asarray(lhs, dtype=np.float64), rhs), "atan2": np.arctan2,
+}
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "==": np.equal, "!=": np.not_equal, ">": np.greater, "<": np.less, ">=": np.greater_equal, "<=": np.less_equal,
+}
+
+
 def _arith(op: str, lhs: FloatArray | float, rhs: FloatArray | float) -> FloatArray:
     with np.errstate(all="ignore"):
-        if op == "+":
-            return np.add(lhs, rhs)
-        if op == "-":
-            return np.subtract(lhs, rhs)
-        if op == "*":
-            return np.multiply(lhs, rhs)
-        if op == "/":
-            return np.divide(lhs, rhs)
-        if op == "%":
-            return np.fmod(lhs, rhs)
-        if op == "^":
-            return np.power(np.asarray(lhs, dtype=np.float64), rhs)
-        if op == "atan2":
-            return np.arctan2(lhs, rhs)
-    raise AssertionError(op)
+        return _ARITH[op](lhs, rhs)  # type: ignore[no-any-return]
 
 
 def _compare(op: str, lhs: FloatArray | float, rhs: FloatArray | float) -> Any:
     with np.errstate(all="ignore"):
-        if op == "==":
-            return np.equal(lhs, rhs)
-        if op == "!=":
-            return np.not_equal(lhs, rhs)
-        if op == ">":
-            return np.greater(lhs, rhs)
-        if op == "<":
-            return np.less(lhs, rhs)
-        if op == ">=":
-            return np.greater_equal(lhs, rhs)
-        if op == "<=":
-            return np.less_equal(lhs, rhs)
-    raise AssertionError(op)
+        return _COMPARE[op](lhs, rhs)
 
 
 @dataclass

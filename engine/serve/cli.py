@@ -32,6 +32,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from engine.cliargs import seed_arg, speed_arg
 from engine.serve.hub import DEFAULT_INVOCATION_TIMEOUT_S, AgentHub, ExternalOperator
 
 TOKEN_ENV = "MARATHON_SERVE_TOKEN"
@@ -43,8 +44,6 @@ SLICE_S = 15.0
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     """The ``marathon serve`` flags; sets ``func`` to :func:`cmd_serve`."""
-    from engine.cli import seed_arg, speed_arg  # here: engine.cli imports this module
-
     p.add_argument("--app", default="online-boutique")
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
