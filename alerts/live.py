@@ -4,9 +4,10 @@
   wall clock (optionally faster) in a background thread and serves its exposition over
   aiohttp on loopback, so a real Prometheus can scrape it. Mutate the simulation only
   while holding :attr:`LiveSimulation.lock`.
-* :func:`write_prometheus_config` writes a scrape configuration plus the rule pack for a
-  user's Prometheus; :func:`cmd_prometheus_config` is the ``marathon prometheus-config``
-  command (declare its arguments with :func:`add_prometheus_config_arguments`).
+* :func:`write_prometheus_config` writes a scrape configuration plus the chosen rule pack's
+  files (``paper`` by default, ``extended``, or one rule file) for a user's Prometheus;
+  :func:`cmd_prometheus_config` is the ``marathon prometheus-config`` command (declare its
+  arguments with :func:`add_prometheus_config_arguments`).
 * :class:`AlertSource` polls a Prometheus' ``/api/v1/alerts`` (``prometheus-api-client``
   session) and turns state changes into the same
   :class:`~alerts.evaluator.AlertTransition` objects the embedded evaluator produces.
@@ -34,7 +35,7 @@ import yaml
 
 from alerts.evaluator import AlertTransition
 from alerts.promql.labels import fingerprint
-from alerts.rules import PACK_PATH, RuleFileError, load_rule_file
+from alerts.rules import DEFAULT_PACK, PACKS, RuleFileError, load_rule_file, pack_files
 
 if TYPE_CHECKING:
     from engine.sim.simulator import Simulator
@@ -208,22 +209,35 @@ def prometheus_config(targets: list[str], *, rule_files: list[str], scrape_inter
 
 
 def write_prometheus_config(out_dir: str | Path, targets: list[str], *, scrape_interval: str = "15s",
-                            evaluation_interval: str = "15s", rules: str | Path = PACK_PATH) -> Path:
-    """Write ``prometheus.yml`` and a copy of the rule file(s) into ``out_dir``.
+                            evaluation_interval: str = "15s", rules: str | Path = DEFAULT_PACK) -> Path:
+    """Write ``prometheus.yml`` and a copy of the rule pack's file(s) into ``out_dir``.
+
+    Args:
+        out_dir: the directory (created if missing).
+        targets: ``host:port`` endpoints to scrape.
+        scrape_interval, evaluation_interval: Prometheus durations.
+        rules: a pack name (``paper``, the default; ``extended`` copies the paper file and the
+            extended file) or the path of one rule file (:func:`alerts.rules.pack_files`).
 
     Returns:
         The path of ``prometheus.yml`` (its ``rule_files`` are relative to it).
 
     Raises:
-        RuleFileError: the rule file does not load.
+        RuleFileError: unknown pack and no such file, a file that does not load, or two
+            files of the pack with the same name.
         OSError: the directory or files cannot be written.
     """
-    rules_path = Path(rules)
-    load_rule_file(rules_path)  # validate before writing
+    files = pack_files(rules)
+    names = [f.name for f in files]
+    if len(set(names)) != len(names):
+        raise RuleFileError(str(rules), f"rule files with the same name cannot be copied side by side: {names}")
+    for f in files:
+        load_rule_file(f)  # validate before writing
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(rules_path, out / rules_path.name)
-    cfg = prometheus_config(targets, rule_files=[rules_path.name], scrape_interval=scrape_interval,
+    for f in files:
+        shutil.copyfile(f, out / f.name)
+    cfg = prometheus_config(targets, rule_files=names, scrape_interval=scrape_interval,
                             evaluation_interval=evaluation_interval)
     path = out / "prometheus.yml"
     path.write_text("# Written by `marathon prometheus-config`.\n" + yaml.safe_dump(cfg, sort_keys=False))
@@ -238,7 +252,8 @@ def add_prometheus_config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="metrics endpoint to scrape (repeatable; default 127.0.0.1:9464)")
     parser.add_argument("--scrape-interval", default="15s")
     parser.add_argument("--evaluation-interval", default="15s")
-    parser.add_argument("--rules", default=str(PACK_PATH), metavar="FILE", help="rule file (default: the pack)")
+    parser.add_argument("--rules", default=DEFAULT_PACK, metavar="PACK|FILE",
+                        help=f"rule pack ({', '.join(PACKS)}; default {DEFAULT_PACK}) or a rule file")
     parser.set_defaults(func=cmd_prometheus_config)
 
 

@@ -21,11 +21,19 @@ group, the rule and the line:column of the offending YAML value (plus the offset
 the expression when the construct can be located) -- like promtool's
 ``file:line:col: group "g", rule 2, "Name": could not parse expression: ...``.
 A Kubernetes ``PrometheusRule`` resource is accepted too (its ``spec.groups``).
+
+Rule packs (:data:`PACKS`) are named sets of shipped rule files: ``paper`` (the default,
+exactly the alerting rules of SRE-Marathon Tables 4 and 6; :data:`PACK_PATH`) and
+``extended`` (the paper pack plus ``pack/extended.rules.yaml``, opt-in, never the
+leaderboard default). :func:`load_pack` loads a pack by name or a rule file by path, and
+:func:`pack_identity` is the version record every bundle carries.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,8 +45,36 @@ from alerts.promql.engine import CompileOptions, Node, compile_query
 from alerts.promql.values import UnsupportedError
 from alerts.templates import Template, TemplateError
 
-PACK_PATH = Path(__file__).resolve().parent / "pack" / "sre-marathon.rules.yaml"
-"""The frozen SRE-Marathon rule pack."""
+PACK_DIR = Path(__file__).resolve().parent / "pack"
+PACK_PATH = PACK_DIR / "sre-marathon.rules.yaml"
+"""The frozen SRE-Marathon rule pack (the ``paper`` pack's only file)."""
+EXTENDED_PATH = PACK_DIR / "extended.rules.yaml"
+"""Rules beyond the paper's, used only on top of :data:`PACK_PATH` (the ``extended`` pack)."""
+
+DEFAULT_PACK = "paper"
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A named, versioned set of shipped rule files.
+
+    Attributes:
+        name: what users pass (``--rules paper``).
+        id: the version id recorded in bundles; bump the ``/N`` suffix whenever a file changes.
+        files: the rule files, in load order.
+    """
+
+    name: str
+    id: str
+    files: tuple[Path, ...]
+
+
+PACKS: dict[str, Pack] = {
+    "paper": Pack("paper", "sre-marathon-paper/2", (PACK_PATH,)),
+    "extended": Pack("extended", "sre-marathon-extended/1", (PACK_PATH, EXTENDED_PATH)),
+}
+"""The shipped packs. ``paper``: SRE-Marathon Tables 4 and 6, ten alerting rules (version 2:
+ServiceErrorRate moved out, entry selection inlined). ``extended``: ``paper`` + ServiceErrorRate."""
 
 _DURATION_RE = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
 _NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
@@ -355,7 +391,7 @@ def load_rule_file(path: str | Path, *, options: CompileOptions | None = None,
     return load_rule_text(text, str(p), options=options, only_groups=only_groups)
 
 
-def load_rule_files(paths: list[str | Path], *, options: CompileOptions | None = None) -> RuleSet:
+def load_rule_files(paths: Sequence[str | Path], *, options: CompileOptions | None = None) -> RuleSet:
     """Load several rule files into one rule set (groups in the given order)."""
     groups: list[RuleGroup] = []
     sources: list[str] = []
@@ -366,6 +402,50 @@ def load_rule_files(paths: list[str | Path], *, options: CompileOptions | None =
     return RuleSet(groups, sources)
 
 
-def load_pack() -> RuleSet:
-    """The frozen SRE-Marathon pack (:data:`PACK_PATH`)."""
-    return load_rule_file(PACK_PATH)
+def pack_files(name_or_path: str | Path = DEFAULT_PACK) -> tuple[Path, ...]:
+    """The rule files of a pack (a name in :data:`PACKS`) or of one rule file (any other value, a path).
+
+    Raises:
+        RuleFileError: neither a pack name nor an existing file (the message lists the packs).
+    """
+    if isinstance(name_or_path, str) and name_or_path in PACKS:
+        return PACKS[name_or_path].files
+    path = Path(name_or_path)
+    if not path.is_file():
+        raise RuleFileError(str(name_or_path), f"no such rule pack or rule file (packs: {', '.join(PACKS)}; "
+                                               "or give the path of a Prometheus rule file)")
+    return (path,)
+
+
+def load_pack(name: str | Path = DEFAULT_PACK, *, options: CompileOptions | None = None) -> RuleSet:
+    """Load a rule pack by name (``paper``, the default; ``extended``) or a rule file by path.
+
+    Raises:
+        RuleFileError: unknown pack and no such file, or any problem in a file.
+    """
+    return load_rule_files(list(pack_files(name)), options=options)
+
+
+def pack_identity(name_or_path: str | Path = DEFAULT_PACK) -> dict[str, Any]:
+    """The version record of a pack, as bundles carry it (``run.start``).
+
+    Returns:
+        ``{"pack": "paper", "id": "sre-marathon-paper/2", "files": {"sre-marathon.rules.yaml": "<sha256>"}}``;
+        for a user's rule file ``{"pack": "file", "id": "file:<file name>", "files": {<file name>: <sha256>}}``.
+        Digests are the hex sha256 of the files' bytes, so an edited file is visible even
+        where the id is unchanged.
+
+    Raises:
+        RuleFileError: unknown pack and no such file, or a file that cannot be read.
+    """
+    files = pack_files(name_or_path)
+    digests: dict[str, str] = {}
+    for path in files:
+        try:
+            digests[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise RuleFileError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    if isinstance(name_or_path, str) and name_or_path in PACKS:
+        pack = PACKS[name_or_path]
+        return {"pack": pack.name, "id": pack.id, "files": digests}
+    return {"pack": "file", "id": f"file:{files[0].name}", "files": digests}

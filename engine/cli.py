@@ -22,7 +22,7 @@ from alerts.live import add_prometheus_config_arguments
 from engine.appmodel import AppModelError, builtin_apps, load_app
 from engine.cli_app import add_import_arguments
 from engine.cli_bundle import add_seal_arguments, add_verify_arguments
-from engine.cliargs import seed_arg, speed_arg
+from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.llm.config import add_llm_arguments
 from engine.serve.cli import add_serve_arguments
 from scoring.cli import add_report_arguments, add_score_arguments
@@ -204,7 +204,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if alerts and alerts.startswith("prometheus="):
             _check_prometheus(alerts.split("=", 1)[1])
         run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
-                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0, alert_source=alerts)
+                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0, alert_source=alerts,
+                           rules=args.rules)
         if args.metrics_port is not None:
             port = run.serve_metrics(args.metrics_port)
             print(f"serving /metrics on http://127.0.0.1:{port}/metrics", flush=True)
@@ -305,6 +306,30 @@ def make_operator(name: str) -> Operator:
     return make(name)
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Run noop, oracle, runbook, one-per-fault and every adversary on the same schedules; check the ranking."""
+    from engine.validate import format_validation, validate
+
+    if args.seeds < 1:
+        print("marathon: --seeds must be at least 1", file=sys.stderr)
+        return 2
+    apps = args.app or builtin_apps()
+    try:
+        for app in apps:
+            load_app(app)
+    except (KeyError, AppModelError) as exc:
+        print(f"marathon: {_message(exc)}", file=sys.stderr)
+        return 2
+    quiet = args.quiet or args.json
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    result = validate(apps, args.regime, range(1, args.seeds + 1), progress=None if quiet else progress)
+    sys.stdout.write(result.to_json() if args.json else format_validation(result) + "\n")
+    return 0 if result.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="marathon",
@@ -336,7 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
     p.add_argument("--agent", default="noop",
-                   help="the operator: noop (default), runbook, oracle, or an LLM agent: react, rag, orbit")
+                   help="the operator: noop (default), runbook, oracle, an LLM agent (react, rag, orbit), or a "
+                        "scripted adversary (alert-spam, lump-all, claim-only, scale-to-zero, restart-everything, "
+                        "rollback-everything, random-act)")
     p.add_argument("--run-dir", help="record the run here (default: runs/<run id>); sealed into <dir>.marathon")
     p.add_argument("--no-record", action="store_true", help="keep the event stream in memory only")
     p.add_argument("--alerts", default="embedded",
@@ -346,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve the simulation's /metrics on this loopback port (0: any free port)")
     p.add_argument("--speed", type=speed_arg, default=0.0,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
+    add_rules_argument(p)
     add_llm_arguments(p)
     p.set_defaults(func=cmd_run)
 
@@ -366,6 +394,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(p)
     p = sub.add_parser("serve", help="run a marathon for an external agent over MCP and an HTTP JSON API")
     add_serve_arguments(p)
+
+    p = sub.add_parser("validate", help="check the benchmark's ranking: noop, oracle, runbook and adversaries on the "
+                                        "same schedules")
+    p.add_argument("--app", action="append", default=None,
+                   help="app to validate on (repeatable; default: all three shipped apps)")
+    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("--seeds", type=int, default=1, help="seeds 1..N (default 1)")
+    p.add_argument("--json", action="store_true", help="the table and checks as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("prometheus-config", help="write a scrape config and the rule pack for your Prometheus")
     add_prometheus_config_arguments(p)

@@ -27,3 +27,11 @@ def speed_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a finite number >= 0 "
                                          "(0: as fast as possible)")
     return value
+
+
+def add_rules_argument(p: argparse.ArgumentParser) -> None:
+    """``--rules``: the alert rule pack of a run (recorded in its bundle)."""
+    p.add_argument("--rules", default="paper", metavar="PACK|FILE",
+                   help="alert rule pack: paper (default: SRE-Marathon's Tables 4 and 6, the frozen pack every "
+                        "leaderboard uses), extended (paper plus per-service error-rate rules), or a Prometheus "
+                        "rule file")

@@ -28,6 +28,7 @@ EVENT_KINDS: dict[str, tuple[str, ...]] = {
     "alert.firing": ("alert", "labels", "fingerprint", "value"),
     "alert.resolved": ("alert", "labels", "fingerprint"),
     "probe.result": ("fault", "ok", "success", "p95_ms", "detail"),
+    "repair.check": ("fault", "recovered_at", "ok", "detail"),
     "health.sample": ("services", "routes"),
     "agent.invoke": ("invocation", "operator"),
     "tool.call": ("tool", "tier", "args", "targets", "allowed", "reason", "result"),
@@ -42,7 +43,7 @@ EVENT_KINDS: dict[str, tuple[str, ...]] = {
 }
 """Every kind with the payload keys it must carry (more are allowed)."""
 
-GROUND_TRUTH_KINDS = frozenset({"fault.inject", "fault.revert", "probe.result"})
+GROUND_TRUTH_KINDS = frozenset({"fault.inject", "fault.revert", "probe.result", "repair.check"})
 GENESIS = "0" * 64
 
 

@@ -96,8 +96,9 @@ class HealthSampler:
 
         Returns:
             ``{"services": [{service, ready, desired, rps, error_share, p95_ms, restarts,
-            status}], "routes": [{route, rps, error_share, p50_ms, p95_ms}]}`` -- rates per
-            second, latencies in ms (None without requests).
+            status}], "routes": [{route, rps, error_share, p50_ms, p95_ms}], "stores":
+            {store: data generation}}`` -- rates per second, latencies in ms (None without
+            requests); a store's data generation counts the times it lost its data.
         """
         sim = self.sim
         sim.traffic.flush()
@@ -139,4 +140,5 @@ class HealthSampler:
         routes = [{"route": r.route, "rps": round(r.rps, 3), "error_share": round(r.error_share, 5),
                    "p50_ms": round(r.p50_ms, 1), "p95_ms": round(r.p95_ms, 1)}
                   for r in sim.route_health(max(span, sim.dt))]
-        return {"services": services, "routes": routes}
+        stores = {svc.name: int(sim.store_state(svc.name)["generation"]) for svc in sim.app.services if svc.store}
+        return {"services": services, "routes": routes, "stores": stores}

@@ -30,9 +30,11 @@ from typing import Any, Protocol
 
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.history import AlertHistory, AlertInstance
+from alerts.rules import DEFAULT_PACK, load_pack, pack_identity
 from engine.events import Event, EventStream
 from engine.health import HealthSampler
 from engine.recorder import RUN_FILE, SCHEDULE_FILE, RunRecorder
+from engine.sim.fork import fork as fork_simulation
 from engine.sim.series import SeriesStore
 from engine.sim.simulator import Simulator
 from engine.substrate import SubstrateError
@@ -42,12 +44,16 @@ from faults.inject import FaultInstance, finish_revert, inject, revert
 from faults.probes import evaluate_probe
 from faults.schedule import BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
 from faults.spec import FaultSpec, load_catalog
+from scoring.gates import RESTART_READY_TIMEOUT_S, RESTART_SETTLE_S, soak_complete_at
 
 EVAL_INTERVAL_S = 15.0
 """Alert evaluation, probe and health sampling interval: Prometheus' default evaluation
 interval."""
 CADENCE_S = 60.0
 """Operator invocation cadence (DESIGN section 7)."""
+GROUND_TRUTH_OPERATORS = ("oracle", "one-per-fault")
+"""Built-in operators that read ground truth (validation only): their runs are marked
+``"oracle": true`` in ``run.start`` and never ranked on a leaderboard."""
 TAIL_S = 60.0
 """Run time after the schedule's end, so the last reverts show up in alerts and probes."""
 
@@ -119,10 +125,32 @@ class FaultRecord:
     instance: FaultInstance | None = None
     error: str | None = None
     probes: list[tuple[float, bool]] = field(default_factory=list)
+    streak_start: float | None = None
+    """Run time of the first passing sample of the current passing streak that follows a failure."""
+    checked: set[float] = field(default_factory=set)
+    """Streak starts whose repair was checked against a restart of the target (``repair.check``)."""
+    services: list[str] = field(default_factory=list)
+    """The services an act must target to work on this fault (:func:`fault_services`)."""
 
     @property
     def failing_share(self) -> float:
         return sum(1 for _, ok in self.probes if not ok) / len(self.probes) if self.probes else 0.0
+
+
+def fault_services(sim: Simulator, spec: FaultSpec) -> list[str]:
+    """The services an act must target to work on a fault (its ``artifact_services``): the
+    target, where the responsible artifact lives (the flag's service, the remedy's service),
+    and for a zone outage every service with a pod on the lost zone's nodes at injection (each
+    is stranded by the same fault)."""
+    out = {spec.target}
+    if spec.config is not None and spec.config.flag is not None:
+        out.add(spec.config.flag.service)
+    if spec.remedy.service:
+        out.add(spec.remedy.service)
+    if spec.mechanism == "zone-outage" and spec.runtime is not None and spec.runtime.zone is not None:
+        nodes = set(sim.zone_nodes(spec.runtime.zone))
+        out.update(p.service for p in sim.cluster.pods.values() if p.node in nodes and not p.terminating)
+    return sorted(s for s in out if s in sim.cluster.workloads)
 
 
 def schedule_digest(text: str) -> str:
@@ -139,8 +167,13 @@ class Orchestrator:
         run_dir: record the event stream here (None: in memory only).
         clock: ``virtual`` (as fast as possible) or ``wall``.
         speed: run-time seconds per wall second on the wall clock.
-        alert_source: the alert evaluator: ``"embedded"`` (default: the frozen pack on the
-            embedded evaluator), an :class:`AlertSource`, or None to run without alerts.
+        alert_source: the alert evaluator: ``"embedded"`` (default: the rule pack on the
+            embedded evaluator), ``"prometheus=URL"``, an :class:`AlertSource`, or None to run
+            without alerts.
+        rules: the rule pack the embedded evaluator loads and ``run.start`` records
+            (:func:`alerts.rules.pack_identity`): ``paper`` (default, the frozen pack every
+            leaderboard uses), ``extended``, or a rule file's path. For a Prometheus it names
+            the pack you loaded into it (``marathon prometheus-config --rules``).
         cadence_s: operator invocation interval, run-time seconds.
         subscribers: called with every event, in emission order.
     """
@@ -157,6 +190,7 @@ class Orchestrator:
         alert_source: AlertSource | str | None = "embedded",
         cadence_s: float = CADENCE_S,
         subscribers: tuple[Callable[[Event], None], ...] = (),
+        rules: str = DEFAULT_PACK,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall', not {clock!r}")
@@ -170,9 +204,10 @@ class Orchestrator:
         self.lock = threading.RLock()
         """Held while the simulation advances (the live /metrics server reads under it)."""
         self.metrics_server: Any = None
+        self.rule_pack = pack_identity(rules)
         source: AlertSource | None
         if alert_source == "embedded":
-            source = AlertEvaluator(interval_s=EVAL_INTERVAL_S)
+            source = AlertEvaluator(load_pack(rules), interval_s=EVAL_INTERVAL_S)
         elif isinstance(alert_source, str) and alert_source.startswith("prometheus="):
             if clock != "wall":
                 raise ValueError("reading alerts from Prometheus needs the wall clock (--speed)")
@@ -243,7 +278,8 @@ class Orchestrator:
             "eval_interval_s": EVAL_INTERVAL_S,
             "cadence_s": self.cadence_s,
             "schedule_sha256": schedule_digest(self.schedule_text),
-            "oracle": self.operator.name == "oracle",
+            "oracle": self.operator.name in GROUND_TRUTH_OPERATORS,
+            "rule_pack": self.rule_pack if self.alert_source is not None else None,
             "edges": [list(e) for e in self.sim.app.edges()],
         }
         if self.recorder is not None:
@@ -321,7 +357,7 @@ class Orchestrator:
 
     def _inject(self, sf: ScheduledFault) -> None:
         spec = self.catalog[sf.fault]
-        rec = FaultRecord(sf, spec)
+        rec = FaultRecord(sf, spec, services=fault_services(self.sim, spec))
         self.faults[sf.fault] = rec
         payload: dict[str, Any] = {
             "fault": spec.id,
@@ -336,6 +372,9 @@ class Orchestrator:
             "probe": spec.probe.model_dump(exclude_defaults=True),
             "remedy": spec.remedy.model_dump(exclude_none=True),
             "expected_alerts": list(spec.expected_alerts),
+            "artifact_services": rec.services,
+            "replicas_before": self.sim.cluster.workloads[spec.target].replicas,
+            "intermittent": spec.intermittent,
         }
         try:
             rec.instance = inject(self.sim, spec)
@@ -361,8 +400,7 @@ class Orchestrator:
         try:
             if ch.kind == "code":
                 assert ch.file is not None and ch.comment is not None
-                files = self.sim.source_files(ch.service)
-                text = files.get(ch.file)
+                text = self.sim.head_files(ch.service).get(ch.file)  # a commit goes on the branch tip
                 if text is None:
                     return
                 self.sim.deploy_change(ch.service, files={ch.file: _add_comment(ch.file, text, ch.comment)},
@@ -394,10 +432,43 @@ class Orchestrator:
             if rec.instance is None or not rec.instance.active:
                 continue
             res = evaluate_probe(self.sim, rec.spec.probe, rec.spec.probe_anchor)
+            failed_before = bool(rec.probes) and not rec.probes[-1][1]
             rec.probes.append((self.now, res.ok))
             self.emit("probe.result", {"fault": rec.spec.id, "ok": res.ok, "success": round(res.success, 5),
                                        "p95_ms": round(res.p95_ms, 1), "detail": res.detail})
+            if not res.ok:
+                rec.streak_start = None
+            elif failed_before:
+                rec.streak_start = self.now
+            self._maybe_check_repair(rec)
         self.emit("health.sample", self.health.sample())
+
+    def _maybe_check_repair(self, rec: FaultRecord) -> None:
+        """At the sample where a passing streak completes its soak, check that the recovery
+        survives a restart of the target's pods (:mod:`scoring.gates`), if an operator could be
+        credited with it: an act on the fault's services, and an RCA naming its target, came first."""
+        t_pass = rec.streak_start
+        if t_pass is None or t_pass in rec.checked or rec.instance is None:
+            return
+        if not soak_complete_at(self.now, t_pass, float(rec.scheduled.end), EVAL_INTERVAL_S):
+            return
+        services = set(rec.services)
+        t0 = rec.instance.t_inject
+        acted = named = False
+        for ev in self.stream.events:
+            if ev.t < t0:
+                continue
+            if ev.t >= t_pass:
+                break
+            if ev.kind == "report.rca" and ev.payload.get("service") == rec.spec.target:
+                named = True
+            elif ev.kind == "action.executed" and services & set(ev.payload.get("targets", [])):
+                acted = True
+        if not (acted and named):
+            return
+        rec.checked.add(t_pass)
+        ok, detail = restart_survives(self.sim, rec.spec)
+        self.emit("repair.check", {"fault": rec.spec.id, "recovered_at": t_pass, "ok": ok, "detail": detail})
 
     def _emit_alert(self, tr: AlertTransition) -> None:
         kind = {"pending": "alert.pending", "firing": "alert.firing"}.get(tr.to_state, "alert.resolved")
@@ -483,3 +554,51 @@ def _add_comment(path: str, text: str, note: str) -> str:
     if first.startswith(("#!", "<?php")) or (path.endswith(".py") and "coding" in first):
         return first + sep + comment + rest
     return comment + text
+
+
+def restart_survives(sim: Simulator, spec: FaultSpec) -> tuple[bool, str]:
+    """Whether the fault's repair survives a restart of every pod of its target.
+
+    Forks the simulation twice (the run itself is untouched). In one fork every pod of the
+    target is deleted; both forks advance until the replacements are all ready (at most
+    :data:`scoring.gates.RESTART_READY_TIMEOUT_S`) and :data:`scoring.gates.RESTART_SETTLE_S`
+    more, and the probe is judged in both. The repair survives when the probe passes after the
+    restart, or fails in the fork without the restart as well (something else -- another
+    fault, a zone coming back -- broke it at that moment, not the restart). Builds still in the
+    pipeline are dropped in both forks, so only the restart differs.
+
+    Returns:
+        (ok, a short explanation).
+    """
+    restarted = fork_simulation(sim, drop_pending_builds=True)
+    untouched = fork_simulation(sim, drop_pending_builds=True)
+    target = spec.target
+    pods = sorted(p.name for p in restarted.cluster.pods.values() if p.service == target and not p.terminating)
+    for name in pods:
+        restarted.restart_pod(name)
+    deadline = restarted.now + RESTART_READY_TIMEOUT_S
+    ready_at = None
+    while restarted.now < deadline - 1e-9:
+        restarted.advance(restarted.now + EVAL_INTERVAL_S)
+        wl = restarted.cluster.workloads[target]
+        live = [p for p in wl.all_pods() if not p.terminating]
+        if live and all(p.ready for p in live) and not any(p.name in pods for p in live) \
+                and len(live) >= wl.replicas:
+            ready_at = restarted.now
+            break
+    if ready_at is None:
+        return False, f"after deleting {len(pods)} pods of {target}, the replacements were not all ready within " \
+                      f"{RESTART_READY_TIMEOUT_S:.0f} s"
+    judge_at = ready_at + RESTART_SETTLE_S
+    restarted.advance(judge_at)
+    untouched.advance(judge_at)
+    after = evaluate_probe(restarted, spec.probe, spec.probe_anchor)
+    without = evaluate_probe(untouched, spec.probe, spec.probe_anchor)
+    head = f"restarted {len(pods)} pods of {target}; ready after {ready_at - sim.now:.0f} s; "
+    if after.ok:
+        return True, head + f"probe passes {RESTART_SETTLE_S:.0f} s later: {after.detail}"
+    if not without.ok:
+        return True, head + f"probe fails {RESTART_SETTLE_S:.0f} s later, but fails without the restart too: " \
+                            f"{without.detail}"
+    return False, head + f"probe fails {RESTART_SETTLE_S:.0f} s later: {after.detail} (without the restart: " \
+                         f"{without.detail})"

@@ -133,7 +133,18 @@ class Substrate(ABC):
     # source and the build pipeline
     @abstractmethod
     def source_files(self, service: str) -> dict[str, str]:
-        """The deployed revision's source files of ``service`` (path -> text)."""
+        """The source files of the revision the pods of ``service`` run (path -> text): what
+        ``code_search`` shows; behind the repository head while a commit builds or after a
+        rollback."""
+
+    @abstractmethod
+    def head_files(self, service: str) -> dict[str, str]:
+        """The source files of the repository head of ``service`` (path -> text): the tip of
+        the branch that the next commit is based on.
+
+        Raises:
+            SubstrateError: unknown service.
+        """
 
     @abstractmethod
     def deploy_history(self, service: str | None = None) -> list[ChangeRecord]:
@@ -152,6 +163,20 @@ class Substrate(ABC):
         author: str,
     ) -> ChangeRecord:
         """Ship a change through the build pipeline.
+
+        The pipeline, as a CI/CD system runs it:
+
+        * a commit is based on the repository head (:meth:`head_files`): ``files`` are
+          full new texts merged into the head's files, so commits compose whatever the
+          pods run now;
+        * builds of one service are serialized: a build starts when the previous one of
+          that service has finished (FIFO; a queued change's detail says what it waits
+          behind), so commits land in commit order; a commit that needs no build (a
+          config file) also waits behind the service's builds in flight;
+        * a landing build moves only the pod template's commit and image on the template
+          current then; env, resources, probes and replicas changed while it built stay
+          (the image rule is in the implementation's docstring);
+        * env, image, resource and probe changes without files roll out at once.
 
         Args:
             service: target service.
@@ -176,4 +201,6 @@ class Substrate(ABC):
 
     @abstractmethod
     def rollback(self, service: str, revision: int | None = None) -> ChangeRecord:
-        """Roll a Deployment back to ``revision`` (default: the previous one)."""
+        """Roll a Deployment back to ``revision`` (default: the previous one): its pod
+        template is restored, as ``kubectl rollout undo`` does; the repository head is
+        unchanged, so a build that lands later deploys the head again."""

@@ -94,6 +94,8 @@ class QueryLogsArgs(ToolArgs):
 
 class CodeSearchArgs(ToolArgs):
     service: str
+    ref: Literal["deployed", "head"] = Field("deployed", description="the revision the pods run (deployed), or "
+                                                                     "the repository head patches apply to")
     pattern: str | None = Field(None, description="text or regular expression to find; omit to read a file")
     path: str | None = Field(None, description="limit to files whose path contains this; alone, prints the file")
     regex: bool = Field(False, description="treat pattern as a Python regular expression")
@@ -142,7 +144,8 @@ class RollbackArgs(ToolArgs):
 
 class DeployPatchArgs(ToolArgs):
     service: str
-    diff: str = Field(min_length=10, description="a unified diff (git diff format) against the deployed source")
+    diff: str = Field(min_length=10, description="a unified diff (git diff format) against the repository head "
+                                                 "(code_search with ref=head shows it)")
     summary: str = Field(min_length=3, max_length=200, description="commit subject")
     incident: str
 
@@ -202,7 +205,7 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
     ToolSpec("kubectl_describe", "read", KubectlDescribeArgs, "kubectl describe, with the object's recent events."),
     ToolSpec("query_logs", "read", QueryLogsArgs, "Recent log lines of a deployment's pods or one pod (grep-able)."),
     ToolSpec("code_search", "read", CodeSearchArgs,
-             "Search (or read) the source of the revision a service is running."),
+             "Search (or read) the source of the revision a service is running, or of its repository head."),
     ToolSpec("get_deploy_history", "read", DeployHistoryArgs,
              "The build pipeline's log of changes: id, time, service, kind, revision, author, summary."),
     ToolSpec("report_incident", "report", ReportIncidentArgs,
@@ -215,7 +218,7 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
     ToolSpec("scale_deployment", "act", ScaleArgs, "Set a deployment's replica count."),
     ToolSpec("rollback", "act", RollbackArgs, "Roll a deployment back to a revision (default: the previous)."),
     ToolSpec("deploy_patch", "act", DeployPatchArgs,
-             "Ship a unified diff through the build pipeline: applied to the deployed source, built, rolled out."),
+             "Ship a unified diff through the build pipeline: applied to the repository head, built, rolled out."),
     ToolSpec("set_config", "act", SetConfigArgs,
              "Set (or unset) an env var of a deployment and roll it out; for flagd, set a feature flag's variant."),
     ToolSpec("workspace_list", "workspace", WorkspaceListArgs, "List files in your workspace."),
@@ -484,7 +487,8 @@ class ToolBox:
         return ToolResult(True, "\n\n".join(chunks))
 
     def _code_search(self, a: CodeSearchArgs) -> ToolResult:
-        files = self.run.sim.source_files(a.service)
+        sim = self.run.sim
+        files = sim.head_files(a.service) if a.ref == "head" else sim.source_files(a.service)
         if not files:
             return ToolResult(True, f"{a.service} has no source in the build pipeline (a third-party image)")
         paths = sorted(p for p in files if a.path is None or a.path in p)
@@ -597,7 +601,11 @@ class ToolBox:
     def _deploy_patch(self, a: DeployPatchArgs) -> ToolResult:
         import whatthepatch
 
-        files = self.run.sim.source_files(a.service)
+        sim = self.run.sim
+        files = sim.head_files(a.service)  # a patch is a commit on the repository head
+        ahead = sim.commits_ahead(a.service)
+        stale = (f"\nhint: the repository head is {ahead} commit{'s' if ahead != 1 else ''} ahead of the deployed "
+                 "revision; see get_deploy_history") if ahead else ""
         try:
             patches = list(whatthepatch.parse_patch(a.diff))
         except Exception as exc:  # the library raises several types for garbage input
@@ -613,14 +621,15 @@ class ToolBox:
                 raise ValueError("error: patch without file names")
             base = changed.get(path, files.get(path))
             if base is None:
-                raise ValueError(f"error: {path}: does not exist in {a.service}'s deployed source")
+                raise ValueError(f"error: {path}: does not exist in {a.service}'s source at the repository head"
+                                 + stale)
             try:
                 lines = whatthepatch.apply_diff(p, base.split("\n"))
             except Exception as exc:
-                raise ValueError(f"error: patch failed: {path}\nerror: {path}: patch does not apply ({exc})") \
-                    from None
+                raise ValueError(f"error: patch failed: {path}\nerror: {path}: patch does not apply ({exc})"
+                                 + stale) from None
             changed[path] = "\n".join(lines if isinstance(lines, list) else lines[0])
-        rec = self.run.sim.deploy_change(a.service, files=changed, summary=a.summary, author=self.operator)
+        rec = sim.deploy_change(a.service, files=changed, summary=a.summary, author=self.operator)
         return ToolResult(True, f"{rec.id}: {rec.detail or 'submitted'}; it rolls out when the build finishes",
                           data={"change": rec.id})
 
@@ -630,7 +639,7 @@ class ToolBox:
             from faults.inject import _set_flag
 
             flag_file = "demo.flagd.json"
-            files = sim.source_files("flagd")
+            files = sim.head_files("flagd")  # the flag change is committed on the head, like any change
             if flag_file not in files:
                 raise ValueError("flagd has no flag file")
             if a.value is None:

@@ -8,11 +8,18 @@ it changed (change ids, the revision before, original values) so that:
 
 * :func:`revert` (the orchestrator, at the end of the fault's lifetime) undoes it only
   where it is still in place -- if an operator already fixed it, nothing is shipped;
-* :func:`apply_remedy` (the oracle) performs the reference remedy as an operator would.
+* :func:`remedy_steps` gives the reference remedy as operator tool calls, which the oracle
+  operator makes through the tools and the policy layer.
 
 Effects of code changes are conditioned on the defect's *marker line* being in the
 deployed source, so rolling back or shipping a patch that removes the line repairs the
 fault by construction; nothing else in the simulator knows which fault is which.
+
+File edits are computed on the repository *head* (:meth:`Simulator.head_files`), as a
+person edits the tip of the branch, not the revision the pods happen to run: a fault's
+change, a benign change and another fault's change to the same service compose, and a
+revert reverse-applies only its own change. Only :func:`defect_deployed` reads the
+deployed source.
 """
 
 from __future__ import annotations
@@ -100,9 +107,23 @@ def _effect(spec: FaultSpec, es: EffectSpec, eid: str, **extra: Any) -> Effect:
     )
 
 
+def _head_flag_variant(sim: Simulator, service: str, path: str, flag: str) -> str | None:
+    """The ``defaultVariant`` of a flagd flag in the repository head's flag file, or None."""
+    try:
+        doc = json.loads(sim.head_files(service).get(path, "{}"))
+        return str(doc["flags"][flag]["defaultVariant"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def _set_flag(sim: Simulator, service: str, path: str, flag: str, variant: str, summary: str,
               author: str) -> ChangeRecord:
-    files = sim.source_files(service)
+    """Commit the flag file of the repository head with ``flag`` set to ``variant`` (no build).
+
+    Raises:
+        SubstrateError: the flag is not defined in the head's flag file.
+    """
+    files = sim.head_files(service)
     doc = json.loads(files[path])
     if flag not in doc.get("flags", {}):
         raise SubstrateError(f"flag {flag!r} is not defined in {service}:{path}")
@@ -115,7 +136,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
     """Inject ``spec`` into ``sim`` now; returns what was done.
 
     Raises:
-        SubstrateError: the change does not apply to the current source or state.
+        SubstrateError: the change does not apply to the repository head or the current state.
     """
     inst = FaultInstance(spec=spec, t_inject=sim.now)
     target = spec.target
@@ -126,10 +147,10 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
     if m == "code-change":
         ch = spec.change
         assert ch is not None and spec.effect is not None
-        files = sim.source_files(target)
-        text = files.get(ch.file)
+        text = sim.head_files(target).get(ch.file)
         if text is None or ch.find not in text:
-            raise SubstrateError(f"{spec.id}: {ch.file} no longer contains the text to replace")
+            raise SubstrateError(f"{spec.id}: {ch.file} at the repository head no longer contains the text to "
+                                 "replace")
         rec = sim.deploy_change(target, files={ch.file: text.replace(ch.find, ch.replace, 1)}, summary=ch.summary,
                                 author=ch.author)
         inst.changes.append(rec)
@@ -142,7 +163,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         tpl = wl.template
         if cfg.flag is not None:
             fl = cfg.flag
-            inst.original["flag"] = sim.flag_variant(fl.service, fl.file, fl.name)
+            inst.original["flag"] = _head_flag_variant(sim, fl.service, fl.file, fl.name)
             inst.changes.append(_set_flag(sim, fl.service, fl.file, fl.name, fl.variant, cfg.summary, cfg.author))
             if spec.effect is not None:
                 sim.inject(_effect(spec, spec.effect, eid, when=FlagEquals(fl.service, fl.file, fl.name, fl.variant)))
@@ -224,9 +245,12 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
     """Undo what the injection still has in place (the orchestrator's end-of-life revert).
 
     Code and config changes are reverted by shipping the inverse change, as a person would;
-    runtime and infrastructure faults end (effects removed, nodes back). Returns the
-    changes shipped. Behaviour effects tied to a defect stay registered until the inverse
-    change is deployed (see :func:`finish_revert`).
+    runtime and infrastructure faults end (effects removed, nodes back). A code change is
+    reverse-applied on the repository head -- only its own hunk, so changes made since stay
+    -- and shipped only while the head still has the defect's marker (an operator's patch
+    may have removed it already); a flag is reset only while the head's flag file still
+    has the fault's variant. Returns the changes shipped. Behaviour effects tied to a
+    defect stay registered until the inverse change is deployed (see :func:`finish_revert`).
     """
     spec = inst.spec
     target = spec.target
@@ -236,18 +260,16 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
     if m == "code-change":
         ch = spec.change
         assert ch is not None
-        files = sim.source_files(target)
-        text = files.get(ch.file, "")
+        text = sim.head_files(target).get(ch.file, "")
         if ch.defect_marker() in text:
-            fixed = text.replace(ch.replace, ch.find, 1) if ch.replace in text else \
-                "\n".join(line for line in text.split("\n") if ch.defect_marker() not in line)
-            out.append(sim.deploy_change(target, files={ch.file: fixed}, summary=summary, author=ORCHESTRATOR))
+            out.append(sim.deploy_change(target, files={ch.file: _undo(ch.find, ch.replace, ch.defect_marker(), text)},
+                                         summary=summary, author=ORCHESTRATOR))
     elif spec.config is not None:
         cfg = spec.config
         wl = sim.cluster.workloads[target]
         if cfg.flag is not None:
             fl = cfg.flag
-            if sim.flag_variant(fl.service, fl.file, fl.name) == fl.variant:
+            if _head_flag_variant(sim, fl.service, fl.file, fl.name) == fl.variant:
                 out.append(_set_flag(sim, fl.service, fl.file, fl.name, str(inst.original.get("flag") or "off"),
                                      summary, ORCHESTRATOR))
         elif cfg.replicas is not None:
@@ -280,6 +302,15 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
     return out
 
 
+def _undo(find: str, replace: str, marker: str, text: str) -> str:
+    """``text`` with an injected ``find`` -> ``replace`` edit reverse-applied (its first
+    occurrence, where the injection put it); when someone edited the hunk since and
+    ``replace`` is no longer there, the lines holding the defect's ``marker`` are dropped."""
+    if replace in text:
+        return text.replace(replace, find, 1)
+    return "\n".join(line for line in text.split("\n") if marker not in line)
+
+
 def finish_revert(sim: Simulator, inst: FaultInstance) -> bool:
     """Unregister a reverted fault's effects once its inverse change is deployed; True when done."""
     if not inst.effect_ids:
@@ -300,7 +331,8 @@ class RemedyStep:
 
 def remedy_steps(sim: Simulator, inst: FaultInstance) -> list[RemedyStep]:
     """The reference remedy as operator tool calls (``rollback``, ``deploy_patch``, ``set_config``,
-    ``scale_deployment``, ``restart_pod``), computed from the current state."""
+    ``scale_deployment``, ``restart_pod``), computed from the current state; a
+    ``deploy_patch`` diff is made against the repository head, where the tool applies it."""
     spec = inst.spec
     r = spec.remedy
     service = r.service or spec.target
@@ -316,9 +348,10 @@ def remedy_steps(sim: Simulator, inst: FaultInstance) -> list[RemedyStep]:
     if r.action == "revert-patch":
         ch = spec.change
         assert ch is not None
-        text = sim.source_files(service).get(ch.file, "")
+        text = sim.head_files(service).get(ch.file, "")
         return [RemedyStep("deploy_patch", {"service": service, "diff": unified_diff(
-            ch.file, text, text.replace(ch.replace, ch.find, 1)), "summary": f"fix: undo {ch.summary}"})]
+            ch.file, text, _undo(ch.find, ch.replace, ch.defect_marker(), text)),
+            "summary": f"fix: undo {ch.summary}"})]
     if r.action == "set-config":
         assert r.key is not None
         return [RemedyStep("set_config", {"service": service, "key": r.key, "value": r.value})]
@@ -342,36 +375,3 @@ def unified_diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                  fromfile=f"a/{path}", tofile=f"b/{path}")
     return "".join(lines)
-
-
-def apply_remedy(sim: Simulator, inst: FaultInstance) -> list[RemedyStep]:
-    """Perform the reference remedy directly on the simulator (qualification's oracle trial).
-
-    The oracle operator of a run goes through the operator tools and the policy layer
-    instead; both use :func:`remedy_steps`.
-    """
-    steps = remedy_steps(sim, inst)
-    for step in steps:
-        a = step.args
-        if step.tool == "rollback":
-            sim.rollback(a["deployment"], a.get("revision"))
-        elif step.tool == "deploy_patch":
-            ch = inst.spec.change
-            assert ch is not None
-            service = inst.spec.remedy.service or inst.spec.target
-            text = sim.source_files(service)[ch.file]
-            sim.deploy_change(service, files={ch.file: text.replace(ch.replace, ch.find, 1)}, summary=a["summary"],
-                              author="oracle")
-        elif step.tool == "set_config":
-            svc = a["service"]
-            flag = inst.spec.config.flag if inst.spec.config is not None else None
-            if flag is not None and svc == flag.service:
-                fl = flag
-                _set_flag(sim, fl.service, fl.file, fl.name, a["value"], f"set {fl.name}={a['value']}", "oracle")
-            else:
-                sim.deploy_change(svc, env={a["key"]: a["value"]}, summary=f"set {a['key']}", author="oracle")
-        elif step.tool == "scale_deployment":
-            sim.scale(a["deployment"], a["replicas"])
-        elif step.tool == "restart_pod":
-            sim.restart_pod(a["pod"])
-    return steps

@@ -1,6 +1,7 @@
 """Symptom probes: does the system give the correct answer to a fault's request?
 
-Three kinds (:class:`~faults.spec.ProbeSpec`):
+A probe judges user-visible requests through the fault's scope, never rollout status
+alone (DESIGN section 8). Two kinds (:class:`~faults.spec.ProbeSpec`):
 
 * **route** -- a user request along an entry route, with optional request attributes
   (``currency: JPY``), judged where it reaches the fault's target (the call to the target
@@ -8,9 +9,14 @@ Three kinds (:class:`~faults.spec.ProbeSpec`):
   correct when it succeeds with probability at least ``1 - max_error`` (default 99 %) and
   its p95 latency is within the route's SLO;
 * **operation** -- a direct call to one service operation, as its busiest caller makes
-  it (a synthetic check for services no route strictly needs, such as ads);
-* **rollout** -- the Deployment is fully rolled out: every replica updated, available
-  and ready, nothing waiting, generation observed.
+  it (a synthetic check for services no route strictly needs, such as ads).
+
+Either may add ``rollout``: the named Deployment must also be fully rolled out (every
+replica updated, available and ready, nothing waiting, generation observed;
+:func:`rollout_status`). That catches a new revision that never serves while old pods keep
+the requests succeeding (a bad image on a 2-replica Deployment); it is never enough by
+itself, because 0/0 replicas is fully rolled out, and a target scaled to zero fails the
+request part.
 
 Probes are ground truth: their results go to the bundle (``probe.result`` events) and to
 scoring, never to an operator.
@@ -31,9 +37,9 @@ class ProbeResult:
     """One probe sample.
 
     Attributes:
-        ok: the answer is correct.
-        success: success probability of the probe request (1.0 for rollout probes that pass).
-        p95_ms: p95 latency of the probe request, ms (0 for rollout probes).
+        ok: the answer is correct (and, with ``rollout``, the Deployment fully rolled out).
+        success: success probability of the probe request, 0..1.
+        p95_ms: p95 latency of the probe request, ms.
         detail: a short human explanation.
     """
 
@@ -52,16 +58,18 @@ def evaluate_probe(sim: Simulator, probe: ProbeSpec, target: str | None = None) 
         target: the fault's target; a route probe is judged where the request reaches it
             (the call to the target and everything below), so that concurrent faults on other
             parts of the route neither mask nor fake this fault's symptom.
+
+    Raises:
+        SubstrateError: an unknown route or operation (the catalog validates both on load).
+        KeyError: ``probe.rollout`` names no workload of the simulation.
     """
-    if probe.rollout is not None:
-        return _rollout(sim, probe.rollout)
     if probe.route is not None:
         outcome = sim.probe_route(probe.route, probe.attributes, at_service=target)
         slo = next(r.slo.latency_p95_ms for r in sim.app.routes if r.name == probe.route)
         limit = probe.latency_p95_ms or slo
         what = f"route {probe.route}"
     else:
-        assert probe.operation is not None
+        assert probe.operation is not None  # ProbeSpec guarantees route xor operation
         outcome = sim.probe_operation(probe.operation[0], probe.operation[1], probe.attributes)
         limit = probe.latency_p95_ms or DEFAULT_OPERATION_P95_MS
         what = f"{probe.operation[0]} {probe.operation[1]}"
@@ -70,10 +78,25 @@ def evaluate_probe(sim: Simulator, probe: ProbeSpec, target: str | None = None) 
     ok_lat = p95 <= limit
     attrs = f" {probe.attributes}" if probe.attributes else ""
     detail = f"{what}{attrs}: success {100 * outcome.success:.2f}%, p95 {p95:.0f} ms (limit {limit:.0f} ms)"
-    return ProbeResult(ok_err and ok_lat, outcome.success, p95, detail)
+    ok = ok_err and ok_lat
+    if probe.rollout is not None:
+        rolled = rollout_status(sim, probe.rollout)
+        ok = ok and rolled.ok
+        detail = f"{detail}; {rolled.detail}{'' if rolled.ok else ' (not rolled out)'}"
+    return ProbeResult(ok, outcome.success, p95, detail)
 
 
-def _rollout(sim: Simulator, name: str) -> ProbeResult:
+def rollout_status(sim: Simulator, name: str) -> ProbeResult:
+    """Whether Deployment ``name`` is fully rolled out: generation observed, as many pods as
+    requested, all of the current template and ready, none waiting (other than being created).
+
+    Not a symptom probe by itself (true at 0/0 replicas); used as a probe's extra
+    ``rollout`` condition and by the revert trial's cluster-wide check. ``success`` and
+    ``p95_ms`` are 1/0 and 0 (no request is made).
+
+    Raises:
+        KeyError: no such workload.
+    """
     wl = sim.cluster.workloads[name]
     pods = [p for p in wl.all_pods() if not p.terminating]
     current = wl.template

@@ -1,19 +1,27 @@
 """Qualification: a fault ships only if it is fair (Incident-Arena's oracle and no-op trials).
 
-Three trials per fault, each on a fresh simulation of the fault's app:
+Three trials per fault. The no-op and revert trials run here, each on a fresh simulation of
+the fault's app; the oracle trial runs through the real path -- the oracle operator acting
+through the tools and the policy layer, scored by the scorer -- in
+:func:`engine.validate.qualify_fault`:
 
 * **no-op** -- inject and leave alone: from the fault's onset (when the change is built
   and rolled out, or at once for runtime faults) its symptom probe must fail at every
-  sample for :data:`NOOP_WINDOW_S`, and at least one alert of the frozen pack attributable
-  to the fault (:mod:`scoring.attribution`) must fire -- an operator sees faults only
-  through alerts, so a silent fault could never be correlated;
-* **oracle** -- inject, wait for the onset, apply the reference remedy: the probe must
-  pass within the remedy's grace (its build and rollout time) and keep passing for
-  :data:`HOLD_S`;
+  sample for :data:`NOOP_WINDOW_S`, and at least one alert of the paper pack
+  (:data:`QUALIFYING_PACK`, the leaderboard default: SRE-Marathon Tables 4 and 6)
+  attributable to the fault (:func:`scoring.attribution.attribute`) must fire within
+  :data:`ALERT_WINDOW_S` of the onset -- an operator sees faults only through alerts, so a
+  fault silent under the paper's rules could never be correlated;
+* **oracle** -- the fault alone on a one-fault schedule, the oracle operator reporting,
+  localizing and applying the reference remedy: the scorer must credit every stage, within
+  :func:`work_seconds` of the injection;
 * **revert** -- inject, wait, let the orchestrator revert: the probe and every route probe
-  pass, and every Deployment is fully rolled out again.
+  pass, and every Deployment is fully rolled out again
+  (:func:`faults.probes.rollout_status`).
 
-Probes are sampled every 15 s (the evaluation interval).
+Probes are sampled every 15 s (the evaluation interval). :func:`onset_seconds` and
+:func:`work_seconds` are what the schedule generator gives each fault: time to bite, and
+time for a correct operator to earn its repair.
 """
 
 from __future__ import annotations
@@ -23,10 +31,13 @@ from dataclasses import dataclass, field
 from engine.appmodel import AppModel
 from engine.sim.simulator import Simulator
 from engine.sim.source import build_seconds
-from faults.inject import apply_remedy, finish_revert, inject, revert
-from faults.probes import ProbeResult, evaluate_probe
+from faults.inject import finish_revert, inject, revert
+from faults.probes import ProbeResult, evaluate_probe, rollout_status
 from faults.spec import FaultSpec, ProbeSpec
 
+QUALIFYING_PACK = "paper"
+"""The rule pack a fault must be visible through (:func:`alerts.rules.load_pack`); an alert
+only the opt-in extended pack raises does not qualify a fault."""
 INJECT_AT_S = 60.0
 SAMPLE_S = 15.0
 NOOP_WINDOW_S = 240.0
@@ -65,6 +76,25 @@ def onset_seconds(app: AppModel, spec: FaultSpec) -> float:
     return MARGIN_S
 
 
+DETECT_S = 150.0
+"""Allowance for detection in :func:`work_seconds`: an attributable alert turns pending within
+about a minute of the onset, and the operator sees it at its next invocation (every 60 s)."""
+
+
+def work_seconds(app: AppModel, spec: FaultSpec) -> float:
+    """Seconds from injection until a correct operator can have earned the fault's repair credit:
+    the onset, detection (:data:`DETECT_S`), the remedy's build (a patch) and one rollout of the
+    remedied service, and the outcome soak (:data:`scoring.gates.SOAK_S`, 180 s).
+
+    An upper bound calibrated by the real-path qualification (``tests/test_qualification.py``
+    asserts every catalog fault's measured oracle credit comes no later); schedules give every
+    fault at least this lifetime, so a perfect operator can earn every stage of every fault.
+    """
+    service = spec.remedy.service or spec.target
+    build = build_seconds(app.service(service).language) if spec.remedy.action == "revert-patch" else 0.0
+    return onset_seconds(app, spec) + DETECT_S + build + rollout_seconds(app, service) + 180.0
+
+
 def remedy_grace_seconds(app: AppModel, spec: FaultSpec) -> float:
     """Seconds a correct remedy needs to take effect (rebuild, roll out both replicas)."""
     service = spec.remedy.service or spec.target
@@ -94,11 +124,19 @@ def _fresh(spec: FaultSpec, app: str, seed: int) -> Simulator:
 
 
 def noop_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
+    """Inject and leave alone (module docstring).
+
+    Returns:
+        ``ok`` when the probe failed at every sample from the onset for :data:`NOOP_WINDOW_S`
+        and an attributable alert of :data:`QUALIFYING_PACK` fired; ``alerts`` lists the rule
+        names of the attributable alerts that fired, ``samples`` the probe samples.
+    """
     from alerts.evaluator import AlertEvaluator
+    from alerts.rules import load_pack
     from scoring.attribution import FaultWindow, attribute
 
     sim = _fresh(spec, app, seed)
-    evaluator = AlertEvaluator(interval_s=SAMPLE_S)
+    evaluator = AlertEvaluator(load_pack(QUALIFYING_PACK), interval_s=SAMPLE_S)
     evaluator.step(sim.store, sim.now)
     inject(sim, spec)
     onset = sim.now + onset_seconds(sim.app, spec)
@@ -121,27 +159,12 @@ def noop_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
         t, s = passing[0]
         return TrialResult("noop", False, f"probe passed at +{t - INJECT_AT_S:.0f}s with the fault active: "
                                           f"{s.detail}", samples, fired)
-    return TrialResult("noop", True, f"probe failed at all {len(samples)} samples: {samples[-1][1].detail}", samples,
-                       fired)
-
-
-def oracle_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
-    sim = _fresh(spec, app, seed)
-    inst = inject(sim, spec)
-    sim.advance(sim.now + onset_seconds(sim.app, spec) + 30.0)
-    before = evaluate_probe(sim, spec.probe, spec.probe_anchor)
-    steps = apply_remedy(sim, inst)
-    grace_end = sim.now + remedy_grace_seconds(sim.app, spec)
-    sim.advance(grace_end)
-    samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe, spec.probe_anchor))]
-    _sample(sim, spec.probe, grace_end + HOLD_S, samples, target=spec.probe_anchor)
-    failing = [(t, s) for t, s in samples if not s.ok]
-    what = ", ".join(f"{s.tool}({', '.join(f'{k}={v}' for k, v in s.args.items() if k != 'diff')})" for s in steps)
-    if failing:
-        t, s = failing[0]
-        return TrialResult("oracle", False, f"after {what}: probe still failing at +{t - INJECT_AT_S:.0f}s: "
-                                            f"{s.detail} (before remedy: {before.detail})", samples)
-    return TrialResult("oracle", True, f"{what}: probe passes and holds: {samples[-1][1].detail}", samples)
+    if not fired:
+        return TrialResult("noop", False, f"probe failed at all {len(samples)} samples, but no alert of the "
+                                          f"{QUALIFYING_PACK} pack attributable to the fault fired within "
+                                          f"{ALERT_WINDOW_S:.0f}s of the onset", samples, fired)
+    return TrialResult("noop", True, f"probe failed at all {len(samples)} samples: {samples[-1][1].detail}; "
+                                     f"fired: {', '.join(fired)}", samples, fired)
 
 
 def revert_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
@@ -170,25 +193,7 @@ def revert_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     for wl in sim.cluster.workloads.values():
         if wl.kind != "Deployment":
             continue
-        res = evaluate_probe(sim, ProbeSpec(rollout=wl.name))
+        res = rollout_status(sim, wl.name)
         if not res.ok:
             return TrialResult("revert", False, f"after revert: {res.detail}", samples)
     return TrialResult("revert", True, "probe, every route and every rollout healthy after revert", samples)
-
-
-@dataclass(frozen=True)
-class Qualification:
-    fault: str
-    noop: TrialResult
-    oracle: TrialResult
-    revert: TrialResult
-
-    @property
-    def ok(self) -> bool:
-        return self.noop.ok and self.oracle.ok and self.revert.ok
-
-
-def qualify(spec: FaultSpec, app: str, seed: int = 0) -> Qualification:
-    """Run the three trials of one fault."""
-    return Qualification(spec.id, noop_trial(spec, app, seed), oracle_trial(spec, app, seed),
-                         revert_trial(spec, app, seed))

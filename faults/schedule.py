@@ -14,8 +14,11 @@ Distributions (and why):
 * **Lifetimes** are log-normal (median 11 min, shape 0.45, clipped to 5..25 min in the
   marathon; median 8 min in the short regimes): incident durations are heavy-tailed, and
   every fault must stay active long enough for an operator invoked each minute to
-  correlate, localise and repair it -- at least its onset (a code change's build and
-  rollout: six minutes for Train Ticket's Java services) plus the shortest lifetime.
+  correlate, localise and repair it -- at least :func:`faults.qualify.work_seconds` (onset,
+  detection, the remedy's rollout, the outcome soak: up to 15 minutes for Train Ticket's Java
+  services) plus :data:`LIFE_MARGIN_S`, so that a perfect operator can earn every stage of
+  every fault. Arrivals keep to the regime's window (20, 35 or 90 minutes); the run lasts
+  until the last fault is reverted, plus a minute.
 * **Mix**: three in four faults are change-driven (code bugs and configuration changes
   shipped through the pipeline), following the commonly cited figure that about 70 % of
   outages follow a change (Google SRE book, ch. 1); the rest are runtime and
@@ -23,12 +26,29 @@ Distributions (and why):
 * **Noise**: benign changes (documentation and logging tweaks, harmless env changes)
   arrive about every 3 minutes in the marathon; load bursts (x1.4..x1.9 for 1..3 min)
   about every 15 minutes.
-* **Exclusion**: two faults never target the same service at the same time (a fault
-  waits for the next free target), and the last fault ends before the run does.
+* **Exclusion**: two faults never target the same service at the same time, and a
+  fault on a service starts only once the previous fault's revert there has had time to
+  build and roll out (its onset); a zone outage shares its window with no other fault (it
+  strands every pod in the zone, so no other fault's symptom could be told apart, and its
+  evictions would restart the processes other runtime faults live in); the last fault ends
+  before the run does.
+* **Zone outages** last at most :data:`ZONE_OUTAGE_MAX_LIFE_S`: Kubernetes evicts the pods of
+  a NotReady node 300 s after it turns NotReady (40 s), and the replacements on the healthy
+  zone end the outage's symptom by themselves, so a longer "outage" would be a fault that has
+  healed.
+* **Benign changes never undo or delay a fault by accident**: no benign change goes to a
+  fault's target from a build and rollout before its injection until it has bitten (its
+  onset: a benign build would queue the fault's commit behind it, and a benign rollout would
+  supersede the fault's own and keep old pods serving); no benign code change goes to a
+  service whose image a live fault replaced (the pipeline would deploy its own image over
+  it); and no benign change at all to a service whose live fault lives in its running
+  processes (a runaway process, a ``tc`` delay, a reseed after a store restart), since any
+  rollout replaces those processes.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from pathlib import Path
 from typing import Any, Literal
@@ -38,11 +58,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engine.appmodel import load_app, source_root
-from faults.qualify import onset_seconds
+from engine.sim.source import build_seconds
+from faults.qualify import onset_seconds, rollout_seconds, work_seconds
 from faults.spec import Catalog, FaultSpec, load_catalog
 
-Regime = Literal["short-5", "short-10", "marathon"]
-GENERATOR_VERSION = "1"
+Regime = Literal["short-5", "short-10", "marathon", "single"]
+"""``single``: a hand-made schedule of one fault (qualification); never generated."""
+GENERATOR_VERSION = "2"
 
 REGIMES: dict[str, dict[str, Any]] = {
     "short-5": {"faults": 5, "duration_s": 1200, "median_life_s": 480, "life_clip": (300, 720), "benign_every_s": 300,
@@ -56,6 +78,32 @@ FIRST_FAULT_S = 60
 LIFE_SIGMA = 0.45
 MIX = {"change": 0.75, "runtime": 0.15, "infrastructure": 0.10}
 """Category mix: change-driven (code-bug + configuration), runtime, infrastructure."""
+ZONE_OUTAGE_MAX_LIFE_S = 330
+"""Longest zone outage, seconds: before the node controller's eviction (NotReady after 40 s,
+pods evicted 300 s later) lets Kubernetes move the stranded pods (module docstring)."""
+PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart")
+"""Faults that live in the processes running at injection: any rollout of the target ends them."""
+
+
+LIFE_MARGIN_S = 60
+"""Lifetime beyond :func:`faults.qualify.work_seconds`: slack for a correct operator working
+several overlapping faults at once."""
+
+
+def lifetime(model: Any, spec: FaultSpec, drawn: int) -> int:
+    """The lifetime a fault gets, seconds: the drawn (log-normal) one, but at least the time a
+    correct operator needs to earn its repair credit plus :data:`LIFE_MARGIN_S`; a zone outage
+    at most :data:`ZONE_OUTAGE_MAX_LIFE_S` (module docstring)."""
+    if spec.mechanism == "zone-outage":
+        return min(drawn, ZONE_OUTAGE_MAX_LIFE_S)
+    return max(drawn, int(math.ceil(work_seconds(model, spec))) + LIFE_MARGIN_S)
+
+
+def _lead(model: Any, spec: FaultSpec) -> int:
+    """How long before a fault a benign change to its target could still be building or rolling
+    out when the fault arrives: the target's build time plus a rolling update of two replicas."""
+    svc = model.service(spec.target)
+    return int(build_seconds(svc.language) + 2 * rollout_seconds(model, spec.target))
 
 
 class _Strict(BaseModel):
@@ -252,11 +300,14 @@ _AUTHORS = ["alice@corp.example", "bob@corp.example", "chen@corp.example", "dana
             "farid@corp.example", "renovate[bot]", "gitops-bot"]
 
 
-def _benign(rng: np.random.Generator, app_name: str, at: int) -> BenignChange:
+def _benign(rng: np.random.Generator, app_name: str, at: int, no_code: frozenset[str] = frozenset(),
+            no_change: frozenset[str] = frozenset()) -> BenignChange | None:
+    """A benign change at ``at``: never a code change to a service in ``no_code``, nor any
+    change to one in ``no_change`` (module docstring); None when no service may take one."""
     app = load_app(app_name)
     candidates = []
     for svc in app.services:
-        if svc.role != "app" or not svc.operations:
+        if svc.role != "app" or not svc.operations or svc.name in no_code or svc.name in no_change:
             continue
         root = source_root(app_name) / svc.name
         files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
@@ -271,7 +322,9 @@ def _benign(rng: np.random.Generator, app_name: str, at: int) -> BenignChange:
         summary = _BENIGN_SUMMARIES[int(rng.integers(len(_BENIGN_SUMMARIES)))].format(what=what)
         return BenignChange(at=at, service=service, kind="code", summary=summary, author=author, file=file,
                             comment=note)
-    services = [s.name for s in app.services if s.role == "app" and s.operations]
+    services = [s.name for s in app.services if s.role == "app" and s.operations and s.name not in no_change]
+    if not services:
+        return None
     service = services[int(rng.integers(len(services)))]
     level = ["info", "debug", "warn"][int(rng.integers(3))]
     return BenignChange(at=at, service=service, kind="config", summary=f"config: set log level to {level}",
@@ -303,6 +356,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     weights = weights / weights.sum()
     used: set[str] = set()
     busy: dict[str, list[tuple[int, int]]] = {}
+    outages: list[tuple[int, int]] = []
     faults: list[ScheduledFault] = []
     span = duration - FIRST_FAULT_S - lo - 60
     mean_gap = span / n_faults
@@ -311,39 +365,55 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     while len(faults) < n_faults and attempts < n_faults * 50:
         attempts += 1
         at = round(t)
-        life = int(np.clip(round(float(rng.lognormal(np.log(cfg["median_life_s"]), LIFE_SIGMA))), lo, hi))
-        life = min(life, duration - 60 - at)
-        if life < lo:
-            t = FIRST_FAULT_S + float(rng.uniform(0, span))  # wrap: fill the timeline evenly
-            continue
+        drawn = int(np.clip(round(float(rng.lognormal(np.log(cfg["median_life_s"]), LIFE_SIGMA))), lo, hi))
         bucket = buckets[int(rng.choice(len(buckets), p=weights))]
 
-        def free(target: str, start: int, end: int) -> bool:
-            return all(e <= start or end <= s for s, e in busy.get(target, []))
+        def free(spec: FaultSpec, start: int, end: int) -> bool:
+            if spec.mechanism == "zone-outage":
+                if any(not (f.end <= start or end <= f.at) for f in faults):
+                    return False
+            elif any(not (e <= start or end <= s) for s, e in outages):
+                return False
+            # The target is busy from injection until the revert has built and rolled out.
+            until = end + int(onset_seconds(model, spec))
+            return all(e <= start or until <= s for s, e in busy.get(spec.target, []))
 
-        pool = [s for s in by_bucket[bucket] if s.id not in used and free(s.target, at, at + life)]
+        pool = [s for s in by_bucket[bucket] if s.id not in used and free(s, at, at + lifetime(model, s, drawn))]
         if not pool:
-            pool = [s for s in cat.faults if s.id not in used and free(s.target, at, at + life)]
+            pool = [s for s in cat.faults if s.id not in used and free(s, at, at + lifetime(model, s, drawn))]
         if not pool:
             t += float(rng.exponential(mean_gap))
+            if t > FIRST_FAULT_S + span:
+                t = FIRST_FAULT_S + float(rng.uniform(0, span))
             continue
         spec = pool[int(rng.integers(len(pool)))]
-        # A fault must stay long enough to bite and then be worked on: its onset (build and
-        # rollout) plus the shortest lifetime.
-        life = max(life, min(int(onset_seconds(model, spec)) + lo, duration - 60 - at))
-        if not free(spec.target, at, at + life):
-            continue
+        life = lifetime(model, spec, drawn)
         used.add(spec.id)
-        busy.setdefault(spec.target, []).append((at, at + life))
+        # The target stays busy until this fault's revert has built and rolled out.
+        busy.setdefault(spec.target, []).append((at, at + life + int(onset_seconds(model, spec))))
+        if spec.mechanism == "zone-outage":
+            outages.append((at, at + life))
         faults.append(ScheduledFault(at=at, fault=spec.id, target=spec.target, lifetime=life))
         t += float(rng.exponential(mean_gap))
         if t > FIRST_FAULT_S + span:
             t = FIRST_FAULT_S + float(rng.uniform(0, span))
     faults.sort(key=lambda f: (f.at, f.fault))
+    # The run lasts until the last fault is reverted (arrivals keep to the regime's window).
+    duration = max(duration, max((f.end for f in faults), default=0) + 60)
+    specs = {f.id: f for f in cat.faults}
     changes = []
     t = float(rng.exponential(cfg["benign_every_s"]))
     while t < duration - 120:
-        changes.append(_benign(rng, app, round(t)))
+        at = round(t)
+        live = [specs[f.fault] for f in faults if f.at <= at < f.end]
+        near = [specs[f.fault] for f in faults if f.at - _lead(model, specs[f.fault]) <= at < f.end]
+        biting = [specs[f.fault] for f in faults
+                  if f.at - _lead(model, specs[f.fault]) <= at < f.at + onset_seconds(model, specs[f.fault])]
+        change = _benign(rng, app, at, no_code=frozenset(s.target for s in live if s.mechanism == "image"),
+                         no_change=frozenset(s.target for s in near if s.mechanism in PROCESS_MECHANISMS)
+                         | frozenset(s.target for s in biting))
+        if change is not None:
+            changes.append(change)
         t += float(rng.exponential(cfg["benign_every_s"]))
     bursts = []
     t = float(rng.exponential(cfg["burst_every_s"]))

@@ -142,21 +142,34 @@ class EffectSpec(_Strict):
 
 
 class ProbeSpec(_Strict):
-    """The symptom probe: one of a user request along a route, a direct call to an
-    operation, or the rollout state of a Deployment."""
+    """The symptom probe: user-visible requests through the fault's scope (DESIGN section 8:
+    "probes judge user-visible requests, never rollout status alone").
+
+    Exactly one of ``route`` (a user request along an entry route, judged where it reaches
+    the fault's target) or ``operation`` (a direct call to one service operation, as its
+    busiest caller makes it). ``rollout`` is an optional *additional* condition: the named
+    Deployment (normally the target) must also be fully rolled out -- for faults whose new
+    pods never serve while old ones keep the requests succeeding (a bad image, a memory
+    limit or a failing readiness probe on a multi-replica Deployment). It is never a probe by
+    itself: 0/0 replicas is "fully rolled out", so a rollout-only probe would count scaling
+    the service to zero as a repair.
+    """
 
     route: str | None = None
     operation: tuple[str, str] | None = Field(default=None, description="(service, operation name)")
-    rollout: str | None = Field(default=None, description="a Deployment that must be fully rolled out")
+    rollout: str | None = Field(default=None, description="also require this Deployment to be fully rolled out "
+                                                           "(only together with route or operation)")
     attributes: dict[str, str] = Field(default_factory=dict)
     max_error: float = Field(default=0.01, gt=0, lt=1, description="largest acceptable failure probability")
     latency_p95_ms: float | None = Field(default=None, gt=0, description="default: the route's SLO, or 2000 ms")
 
     @model_validator(mode="after")
     def _one_kind(self) -> ProbeSpec:
-        kinds = [k for k in (self.route, self.operation, self.rollout) if k is not None]
-        if len(kinds) != 1:
-            raise ValueError("give exactly one of route, operation, rollout")
+        if (self.route is None) == (self.operation is None):
+            if self.route is None and self.rollout is not None:
+                raise ValueError("rollout alone is not a probe (it passes at 0/0 replicas): give a route or an "
+                                 "operation through the fault's target, and keep rollout as an extra condition")
+            raise ValueError("give exactly one of route or operation (rollout is only an extra condition)")
         return self
 
 
@@ -197,6 +210,9 @@ class FaultSpec(_Strict):
     config: ConfigChange | None = None
     runtime: RuntimeSpec | None = None
     effect: EffectSpec | None = None
+    intermittent: bool = Field(default=False, description="the symptom comes and goes while the fault is live, "
+                                                            "so its probe may pass at some samples between onset "
+                                                            "and revert (say why in notes)")
     notes: str = ""
 
     @model_validator(mode="after")

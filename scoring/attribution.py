@@ -1,21 +1,24 @@
-"""Attributing alert instances to the faults that caused them, from recorded evidence only.
+"""Which faults an alert instance can be evidence of, from recorded evidence only.
 
-An alert instance is attributed to at most one injected fault, using what the bundle
-records: the alert's labels and times, each fault's target, active window and affected
-routes, and the application's call graph (recorded in ``run.start``):
+An alert instance *supports* an injected fault when both hold (what the bundle records: the
+alert's labels and active interval, each fault's target, active window and affected routes,
+and the application's call graph from ``run.start``):
 
-1. **Direct**: the alert names the fault's target -- its ``service``, ``deployment`` or
-   ``statefulset`` label is the target, or its ``pod`` label is one of the target's pods
-   (Kubernetes pod names are ``<workload>-<template hash>-<suffix>`` or
-   ``<statefulset>-<ordinal>``).
-2. **Propagated**: the alert names a service that calls the target, directly or
-   transitively (so the fault's errors or latency reach it), or an entry service whose
-   route is in the fault's scope.
+1. **Scope**: the alert names the fault's target (**direct**: its ``service``, ``deployment``
+   or ``statefulset`` label is the target, or its ``pod`` label is one of the target's pods --
+   Kubernetes pod names are ``<workload>-<template hash>-<suffix>`` or ``<statefulset>-<ordinal>``),
+   or a service that calls the target directly or transitively, so the fault's errors or
+   latency reach it (**propagated**; an entry-route alert only when its route is in the
+   fault's scope).
+2. **Time**: the alert was active (pending or firing) at some moment of the fault's window,
+   from injection to :data:`GRACE_S` after its revert (alerts lag the symptom by their
+   ``for`` duration and rate window, and resolve as late).
 
-In both cases the alert must become active inside the fault's window: from injection to
-:data:`GRACE_S` after its revert (alerts lag the symptom by their ``for`` duration and
-the rate window). When several faults qualify, direct beats propagated, and then the
-most recently injected fault wins (the newest change is the usual suspect).
+An alert may support several faults: under overlap, an alert that an earlier fault raised and
+that keeps firing through a later fault on the same handler is evidence of both, and which
+fault an incident is *about* is decided by its root-cause report (:mod:`scoring.score`).
+:func:`attribute` keeps the single-owner rule (direct beats propagated, then the newest
+fault) for one-fault trials and for operators that need one answer.
 """
 
 from __future__ import annotations
@@ -40,8 +43,14 @@ class FaultWindow:
     scope: tuple[str, ...] = ()
 
     def covers(self, t: float, grace: float = GRACE_S) -> bool:
+        """Whether run time ``t`` (seconds) is inside the window, extended by ``grace`` after the revert."""
         end = self.t_revert if self.t_revert is not None else float("inf")
         return self.t_inject <= t <= end + grace
+
+    def overlaps(self, start: float, end: float | None, grace: float = GRACE_S) -> bool:
+        """Whether the interval ``[start, end]`` (None: still open) meets the window plus ``grace``."""
+        w_end = self.t_revert + grace if self.t_revert is not None else float("inf")
+        return start <= w_end and (end is None or end >= self.t_inject)
 
 
 def workload_of(labels: Mapping[str, str], services: Iterable[str]) -> str | None:
@@ -82,6 +91,66 @@ def _callers_of(target: str, edges: tuple[tuple[str, str], ...]) -> frozenset[st
     return frozenset(seen)
 
 
+def relation(labels: Mapping[str, str], fault: FaultWindow, services: Iterable[str],
+             edges: Sequence[tuple[str, str]], route_of_handler: Mapping[tuple[str, str], str] | None = None,
+             workload: str | None = None) -> str | None:
+    """How an alert's labels relate to a fault, ignoring time: ``"direct"``, ``"propagated"`` or None.
+
+    Args:
+        labels: the alert's labels.
+        fault: the fault.
+        services: the app's service names.
+        edges: the app's (caller, callee) edges.
+        route_of_handler: (entry service, handler) -> route name, to apply the fault's scope
+            to entry-route alerts.
+        workload: the workload the labels name, if already known (:func:`workload_of`).
+    """
+    name = workload if workload is not None else workload_of(labels, services)
+    if name is None:
+        return None
+    if name == fault.target:
+        return "direct"
+    if name not in callers_of(fault.target, edges):
+        return None
+    handler = labels.get("handler")
+    if handler and route_of_handler is not None and fault.scope:
+        route = route_of_handler.get((name, handler))
+        if route is not None and route not in fault.scope:
+            return None
+    return "propagated"
+
+
+def candidates(labels: Mapping[str, str], active_at: float, ended_at: float | None, faults: Sequence[FaultWindow],
+               services: Iterable[str], edges: Sequence[tuple[str, str]],
+               route_of_handler: Mapping[tuple[str, str], str] | None = None) -> dict[str, str]:
+    """Every fault an alert instance supports (module docstring), with how.
+
+    Args:
+        labels: the alert's labels.
+        active_at: when it became pending, run seconds.
+        ended_at: when it resolved or dropped (None: still active).
+        faults: the run's injected faults.
+        services: the app's service names.
+        edges: the app's (caller, callee) edges.
+        route_of_handler: (entry service, handler) -> route name.
+
+    Returns:
+        fault key -> ``"direct"`` or ``"propagated"``.
+    """
+    names = list(services)
+    workload = workload_of(labels, names)
+    if workload is None:
+        return {}
+    out: dict[str, str] = {}
+    for f in faults:
+        if not f.overlaps(active_at, ended_at):
+            continue
+        how = relation(labels, f, names, edges, route_of_handler, workload)
+        if how is not None:
+            out[f.key] = how
+    return out
+
+
 def attribute(labels: Mapping[str, str], active_at: float, faults: Sequence[FaultWindow],
               services: Iterable[str], edges: Sequence[tuple[str, str]],
               route_of_handler: Mapping[tuple[str, str], str] | None = None) -> str | None:
@@ -104,15 +173,10 @@ def attribute(labels: Mapping[str, str], active_at: float, faults: Sequence[Faul
     for f in faults:
         if not f.covers(active_at):
             continue
-        if workload == f.target:
+        how = relation(labels, f, names, edges, route_of_handler, workload)
+        if how == "direct":
             direct.append(f)
-            continue
-        if workload in callers_of(f.target, edges):
-            handler = labels.get("handler")
-            if handler and route_of_handler is not None and f.scope:
-                route = route_of_handler.get((workload, handler))
-                if route is not None and route not in f.scope:
-                    continue
+        elif how == "propagated":
             propagated.append(f)
     pool = direct or propagated
     if not pool:

@@ -10,16 +10,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from scoring.score import RunScore
+from scoring.score import FORMULA_VERSION, FORMULAS, RunScore
 
 
 def add_score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundles", nargs="+", help="sealed bundles (.marathon) or sealed run directories")
     p.add_argument("--json", action="store_true", help="canonical JSON (byte-identical for the same inputs)")
     p.add_argument("--faults", action="store_true", help="also print per-fault detail of every run")
+    p.add_argument("--formula", choices=FORMULAS, default=FORMULA_VERSION,
+                   help=f"which Marathon-Score ranks the runs (default {FORMULA_VERSION}; marathon-score/1 is the "
+                        "paper-comparable form without the precision and false-declaration terms)")
     p.add_argument("--allow-unverified", action="store_true",
                    help="score unsealed or damaged bundles too, clearly marked")
-    p.add_argument("--no-degradation", action="store_true", help="skip the no-op counterfactual")
+    p.add_argument("--no-counterfactual", "--no-degradation", dest="no_degradation", action="store_true",
+                   help="skip the no-op re-simulation: no degradation, and repair credit is provisional (the "
+                        "counterfactual, blast-radius and data gates are not judged); marked on every output")
     p.add_argument("--per-app", action="store_true", help="one row per operator and app (default: per operator)")
     p.add_argument("--include-incomplete", action="store_true",
                    help="rank runs that stopped before the schedule's end too (marked); by default they are "
@@ -43,7 +48,8 @@ class ScoreError(Exception):
     """A bundle that cannot be scored (message names the bundle and why)."""
 
 
-def load_score(path: str, *, allow_unverified: bool = False, degradation: bool = True) -> tuple[RunScore, list]:  # type: ignore[type-arg]
+def load_score(path: str, *, allow_unverified: bool = False, degradation: bool = True,
+               formula: str = FORMULA_VERSION) -> tuple[RunScore, list]:  # type: ignore[type-arg]
     """Verify and score one bundle.
 
     Raises:
@@ -84,10 +90,11 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     if degradation:
         try:
             noop = noop_counterfactual(str(meta["app"]), int(meta["seed"]), bundle.schedule_text)
-        except Exception as exc:  # a schedule this version cannot replay: score without degradation
-            print(f"marathon: {path}: no-op counterfactual unavailable: {exc}", file=sys.stderr)
+        except Exception as exc:  # a schedule this version cannot replay: provisional repair credit
+            print(f"marathon: {path}: no-op counterfactual unavailable ({exc}); repair credit is provisional",
+                  file=sys.stderr)
     try:
-        score = score_events(events, noop=noop, integrity=integrity)
+        score = score_events(events, counterfactual=noop, integrity=integrity, formula=formula)
     except ValueError as exc:
         raise ScoreError(f"{path}: {exc}") from None
     return score, events
@@ -101,7 +108,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     for path in args.bundles:
         try:
             score, events = load_score(path, allow_unverified=args.allow_unverified,
-                                       degradation=not args.no_degradation)
+                                       degradation=not args.no_degradation, formula=args.formula)
         except ScoreError as exc:
             print(f"marathon: {exc}", file=sys.stderr)
             return 2
@@ -114,12 +121,17 @@ def cmd_score(args: argparse.Namespace) -> int:
         scores.append(score)
     ranked = [s for s in scores if args.include_incomplete or not s.integrity.startswith(INCOMPLETE)]
     left_out = [s for s in scores if s not in ranked]
-    rows = leaderboard(ranked, per_app=args.per_app)
+    rows = leaderboard(ranked, per_app=args.per_app, formula=args.formula)
     if args.json:
-        sys.stdout.write(to_json(scores, rows))
+        sys.stdout.write(to_json(scores, rows, args.formula))
         return 0
     print(format_table(rows, per_app=args.per_app) if rows else "(no complete runs to rank)")
+    if any(s.provisional for s in ranked):
+        print("\n!! PROVISIONAL: scored without the no-op counterfactual; repair credit did not pass the "
+              "counterfactual, blast-radius and data gates")
     for s in scores:
+        if s.oracle:
+            print(f"\n-- {s.run_id}: the oracle (validation only, never ranked): {args.formula} {s.score:.1f}")
         if s.integrity != "sealed":
             note = " (left out of the leaderboard; --include-incomplete ranks it)" if s in left_out else ""
             print(f"\n!! {s.run_id}: {s.integrity}{note}")

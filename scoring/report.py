@@ -25,7 +25,7 @@ from scoring.score import OUTCOMES, RunScore
 
 CATEGORY_COLOURS = {"code-bug": "#d62728", "configuration": "#ff7f0e", "runtime": "#1f77b4",
                     "infrastructure": "#9467bd"}
-OUTCOME_COLOURS = {"handled": "#2ca02c", "fixed, unlocalized": "#98df8a", "acted on": "#ffbb78", "located": "#aec7e8",
+OUTCOME_COLOURS = {"handled": "#2ca02c", "repaired": "#98df8a", "acted on": "#ffbb78", "located": "#aec7e8",
                    "correlated only": "#c7c7c7", "missed": "#7f7f7f", "open": "#dbdb8d"}
 
 

@@ -1,4 +1,5 @@
-"""The frozen SRE-Marathon rule pack: silent on healthy runs, each rule fires on a fault made for it.
+"""The frozen SRE-Marathon rule pack: exactly the paper's rules, silent on healthy runs, each rule
+fires on a fault made for it; the opt-in extended pack adds ServiceErrorRate on top of it.
 
 The healthy runs print their noise level (the highest 5xx shares and p95 latencies the
 rules saw), so the margin to every threshold is visible in the test output.
@@ -13,20 +14,24 @@ import pytest
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.promql import instant_query
 from alerts.promql.engine import SelectorNode, walk
-from alerts.rules import PACK_PATH, RuleFileError, load_pack, load_rule_text
+from alerts.rules import EXTENDED_PATH, PACK_PATH, PACKS, RuleFileError, load_pack, load_rule_text, pack_identity
 from engine.appmodel import builtin_apps, load_app
 from engine.sim.effects import Effect
 from engine.sim.simulator import Simulator
 
 PACK_RULES = ["HighRequestErrorRate", "EndpointErrorRate", "HighRequestLatency", "PodStatusError",
               "FailedPodsDetected", "DeploymentNotReady", "DeploymentReplicasUnavailable",
-              "DeploymentGenerationMismatch", "ContainerOOMKilled", "PodNotReady", "ServiceErrorRate"]
+              "DeploymentGenerationMismatch", "ContainerOOMKilled", "PodNotReady"]
+"""SRE-Marathon Table 4 (the first six) and Table 6 (the runbook's other four)."""
+
+ENTRY_RULES = ("HighRequestErrorRate", "EndpointErrorRate")
 
 
 def test_pack_has_the_design_rules_with_table_4_settings() -> None:
     rs = load_pack()
+    assert [r.name for r in rs.rules] == [r.name for r in rs.alerts], "the paper pack has no recording rule"
     alerts = {r.name: r for r in rs.alerts}
-    assert sorted(alerts) == sorted(PACK_RULES)
+    assert sorted(alerts) == sorted(PACK_RULES) and len(rs.alerts) == len(PACK_RULES)
     hre = alerts["HighRequestErrorRate"]
     assert hre.labels["severity"] == "critical" and hre.for_s == 60.0 and "> 0.10" in hre.expr
     assert "> 0.50" in alerts["EndpointErrorRate"].expr
@@ -37,19 +42,86 @@ def test_pack_has_the_design_rules_with_table_4_settings() -> None:
 
 
 def test_entry_services_in_the_pack_match_the_app_models() -> None:
-    rs = load_pack()
-    record = next(r for r in rs.rules if r.kind == "record")
-    pairs = set()
-    for node in walk(record.node):
-        if isinstance(node, SelectorNode):
-            m = {x.name: x.value for x in node.matchers if x.op == "="}
-            if "namespace" in m:
-                pairs.add((m["namespace"], m["service"]))
     expected = set()
     for name in builtin_apps():
         app = load_app(name)
         expected |= {(app.namespace, route.entry.service) for route in app.routes}
-    assert pairs == expected
+    rules = {r.name: r for r in load_pack().alerts}
+    for rule_name in ENTRY_RULES:
+        pairs = set()
+        for node in walk(rules[rule_name].node):
+            if isinstance(node, SelectorNode):
+                m = {x.name: x.value for x in node.matchers if x.op == "="}
+                if "namespace" in m:
+                    pairs.add((m["namespace"], m["service"]))
+        assert pairs == expected, rule_name
+
+
+def test_extended_pack_is_the_paper_pack_plus_service_error_rate() -> None:
+    paper, extended = load_pack("paper"), load_pack("extended")
+    assert [r.name for r in extended.alerts] == [r.name for r in paper.alerts] + ["ServiceErrorRate"]
+    assert [r.expr for r in extended.alerts][:len(PACK_RULES)] == [r.expr for r in paper.alerts]
+    assert extended.sources == [str(PACK_PATH), str(EXTENDED_PATH)]
+    assert load_pack(PACK_PATH).sources == [str(PACK_PATH)]  # a path is a rule file
+
+
+def test_pack_identity_names_the_version_and_the_file_digests(tmp_path: Path) -> None:
+    import hashlib
+
+    def sha(p: Path) -> str:
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+
+    assert pack_identity() == pack_identity("paper") == {
+        "pack": "paper", "id": PACKS["paper"].id, "files": {"sre-marathon.rules.yaml": sha(PACK_PATH)}}
+    assert PACKS["paper"].id.startswith("sre-marathon-paper/")
+    ext = pack_identity("extended")
+    assert ext["pack"] == "extended" and ext["id"] != PACKS["paper"].id
+    assert ext["files"] == {"sre-marathon.rules.yaml": sha(PACK_PATH), "extended.rules.yaml": sha(EXTENDED_PATH)}
+    mine = tmp_path / "mine.rules.yaml"
+    mine.write_text("groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: up == 0\n")
+    assert pack_identity(str(mine)) == {"pack": "file", "id": "file:mine.rules.yaml",
+                                        "files": {"mine.rules.yaml": sha(mine)}}
+    with pytest.raises(RuleFileError, match=r"no such rule pack or rule file.*paper, extended"):
+        pack_identity("papr")
+    with pytest.raises(RuleFileError, match="no such rule pack"):
+        load_pack("nosuch")
+
+
+_PAPER_SHA = "a931f6100f9118de2fff632bbbde87f9f72e4d8e61ad12d1c1614c3e0cb6bddd"
+_EXTENDED_SHA = "de95f31a47287c8add7d6a2090cdea4c915aa516e75a5b7ca46730002a075992"
+FROZEN = {
+    "sre-marathon-paper/2": {"sre-marathon.rules.yaml": _PAPER_SHA},
+    "sre-marathon-extended/1": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA},
+}
+"""The file digests each pack version was released with: editing a pack file means a new id."""
+
+
+def test_pack_versions_are_frozen() -> None:
+    for name in PACKS:
+        ident = pack_identity(name)
+        assert FROZEN.get(ident["id"]) == ident["files"], (
+            f"pack {name!r} changed but its id {ident['id']!r} did not: bump the version in alerts.rules.PACKS "
+            f"(and in the file header), then record the new digests here")
+
+
+def test_prometheus_config_copies_the_chosen_packs_files(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    import yaml
+
+    from alerts.live import write_prometheus_config
+
+    for name, files in (("paper", [PACK_PATH]), ("extended", [PACK_PATH, EXTENDED_PATH])):
+        out = tmp_path / name
+        cfg = yaml.safe_load(write_prometheus_config(out, ["127.0.0.1:9464"], rules=name).read_text())
+        assert cfg["rule_files"] == [f.name for f in files]
+        for f in files:
+            assert (out / f.name).read_bytes() == f.read_bytes()
+        if shutil.which("promtool"):
+            res = subprocess.run(["promtool", "check", "config", str(out / "prometheus.yml")],
+                                 capture_output=True, text=True, check=False)
+            assert res.returncode == 0, res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("app", ["online-boutique", "astronomy-shop", "train-ticket"])
@@ -70,10 +142,10 @@ def test_pack_silent_on_a_healthy_30_minute_run(app: str, capsys: pytest.Capture
                     best = (ev.storage.labels.format(lid), v)
         return best
 
-    share = worst('sum by (service) (marathon:entry_http_requests:rate2m{code=~"5.."}) '
-                  "/ sum by (service) (marathon:entry_http_requests:rate2m)")
-    route = worst('sum by (handler) (marathon:entry_http_requests:rate2m{code=~"5.."}) '
-                  "/ sum by (handler) (marathon:entry_http_requests:rate2m)")
+    errors = 'rate(http_requests_total{entry="true", code=~"5.."}[2m])'
+    requests = 'rate(http_requests_total{entry="true"}[2m])'
+    share = worst(f"sum by (service) ({errors}) / sum by (service) ({requests})")
+    route = worst(f"sum by (handler) ({errors}) / sum by (handler) ({requests})")
     p95 = worst("histogram_quantile(0.95, sum by (service, le) (rate(http_request_duration_seconds_bucket[5m])))")
     with capsys.disabled():
         print(f"\n[{app}] healthy noise: entry 5xx share max {100 * share[1]:.3f}% ({share[0]}; threshold 10%), "
@@ -112,7 +184,6 @@ def test_each_rule_fires_on_its_fault() -> None:
     fired = _fired(ev.step(sim.store, 900))
     assert "frontend" in fired["HighRequestErrorRate"]
     assert "frontend" in fired["EndpointErrorRate"]
-    assert "frontend" in fired["ServiceErrorRate"]
     assert "productcatalogservice" in fired["HighRequestLatency"]
     assert any(p.startswith("cartservice") for p in fired["PodStatusError"])  # ImagePullBackOff
     assert any(p.startswith("shippingservice") for p in fired["PodStatusError"])  # CrashLoopBackOff
@@ -122,6 +193,20 @@ def test_each_rule_fires_on_its_fault() -> None:
     assert any(p.startswith("recommendationservice") for p in fired["ContainerOOMKilled"])
     assert one in fired["PodNotReady"]
     assert ev.history is not None and ev.history.firing()
+
+
+def test_service_error_rate_only_in_the_extended_pack() -> None:
+    """A defect failing half of an optional call (ads: the frontend renders the page without
+    them) is invisible to the paper's entry-point rules and pages only through the extended
+    pack's per-operation ServiceErrorRate."""
+    sim = Simulator("online-boutique", seed=3)
+    sim.advance(60)
+    sim.inject(Effect(id="ads-half", service="adservice", error_rate=0.5))
+    sim.advance(720)
+    paper = _fired(AlertEvaluator(load_pack("paper")).step(sim.store, 720))
+    extended = _fired(AlertEvaluator(load_pack("extended")).step(sim.store, 720))
+    assert paper == {}, paper
+    assert extended == {"ServiceErrorRate": {"adservice"}}, extended
 
 
 def test_failed_pods_detected_on_a_failed_pod() -> None:

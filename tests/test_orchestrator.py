@@ -78,7 +78,7 @@ def test_same_seed_same_events() -> None:
 
 
 def test_ground_truth_kinds_are_marked() -> None:
-    assert {"fault.inject", "fault.revert", "probe.result"} == set(GROUND_TRUTH_KINDS)
+    assert {"fault.inject", "fault.revert", "probe.result", "repair.check"} == set(GROUND_TRUTH_KINDS)
     stream = EventStream()
     with pytest.raises(EventError, match="unknown event kind"):
         stream.emit(0.0, "fault.whatever", {})

@@ -1,17 +1,30 @@
-"""Every catalog fault of every app is qualified: no-op, oracle and revert trials (issue 3).
+"""Every catalog fault of every app is qualified: no-op, oracle and revert trials (issues 3 and 11).
 
-One test case per fault and trial, so the report shows exactly which fault is unfair.
+One test case per fault and trial, so the report shows exactly which fault is unfair. The
+no-op trial is judged twice: its probe fails at every sample, and an alert of the paper
+pack (SRE-Marathon Tables 4 and 6, the leaderboard default) attributable to the fault fires
+-- one the catalog lists in ``expected_alerts``, which names paper rules only. The oracle
+trial is the real path (:func:`engine.validate.qualify_fault`): the fault alone on a
+one-fault schedule, the oracle operator acting through the tools and the policy layer, the
+scorer judging it against the no-op run; it must earn every stage with no false declaration,
+no risky act and no noise incident, and its repair credit must come within
+:func:`faults.qualify.work_seconds` (what the schedule generator gives the fault). Run one app
+with ``-k ob-``, ``-k as-`` or ``-k tt-`` (fault ids start with the app's prefix).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from faults.qualify import TrialResult, noop_trial, oracle_trial, revert_trial
+from alerts.rules import load_pack
+from engine.appmodel import load_app
+from engine.validate import qualify_fault
+from faults.qualify import QUALIFYING_PACK, TrialResult, noop_trial, revert_trial, work_seconds
 from faults.spec import FaultSpec, load_catalog
 
 APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
 CASES = [(app, fault) for app in APPS for fault in load_catalog(app).faults]
+PAPER_RULES = frozenset(r.name for r in load_pack(QUALIFYING_PACK).alerts)
 
 
 def _id(case: tuple[str, FaultSpec]) -> str:
@@ -31,23 +44,30 @@ def _noop(app: str, fault: FaultSpec) -> TrialResult:
 def test_noop_trial_probe_fails_while_active(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
     result = _noop(app, fault)
-    assert result.ok, result.reason
+    passing = [(t, s.detail) for t, s in result.samples if s.ok]
+    assert result.samples and not passing, result.reason
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_noop_trial_raises_an_attributable_alert(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
     result = _noop(app, fault)
-    assert result.alerts, f"{fault.id}: no alert of the pack fired that is attributable to it"
+    assert fault.expected_alerts and set(fault.expected_alerts) <= PAPER_RULES, (
+        f"{fault.id}: expected_alerts must name rules of the {QUALIFYING_PACK} pack: {sorted(fault.expected_alerts)}")
+    assert result.alerts, f"{fault.id}: no alert of the {QUALIFYING_PACK} pack fired that is attributable to it"
     assert set(fault.expected_alerts) & set(result.alerts), (
         f"{fault.id}: expected {sorted(fault.expected_alerts)}, fired {result.alerts}")
+    assert result.ok, result.reason
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
-def test_oracle_trial_reference_remedy_repairs(case: tuple[str, FaultSpec]) -> None:
+def test_oracle_earns_every_stage_through_the_tools_and_the_scorer(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
-    result = oracle_trial(fault, app)
+    result = qualify_fault(app, fault)
     assert result.ok, result.reason
+    budget = work_seconds(load_app(app), fault)
+    assert result.work_s is not None and result.work_s <= budget, (
+        f"{fault.id}: repair credited {result.work_s} s after injection, later than work_seconds {budget:.0f} s")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])

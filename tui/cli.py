@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.cliargs import seed_arg
+from engine.cliargs import add_rules_argument, seed_arg
 from engine.llm.config import add_llm_arguments
 
 DEFAULT_APP = "online-boutique"
@@ -55,6 +55,7 @@ def _common_run(p: argparse.ArgumentParser) -> None:
                                                                      f"{DEFAULT_SEED})")
     p.add_argument("--regime", default=DEFAULT_REGIME, choices=REGIMES, help=f"default {DEFAULT_REGIME}")
     p.add_argument("--schedule", help="run this schedule file instead of generating one")
+    add_rules_argument(p)
     p.add_argument("--run-dir", help="record here (default: runs/<run id>); sealed into <dir>.marathon at the end")
     p.add_argument("--keymap", help="a TOML keymap file (binding id = \"key\"; see ? in the app)")
 
@@ -63,7 +64,9 @@ def add_watch_arguments(p: argparse.ArgumentParser) -> None:
     """``marathon watch``: an agent's run, live (module docstring)."""
     _common_run(p)
     p.add_argument("--agent", default=DEFAULT_AGENT,
-                   help=f"the operator: noop, runbook, oracle, or an LLM agent: react, rag, orbit "
+                   help=f"the operator: noop, runbook, oracle, an LLM agent (react, rag, orbit) or a scripted "
+                        "adversary (alert-spam, lump-all, claim-only, scale-to-zero, restart-everything, "
+                        "rollback-everything, random-act) "
                         f"(default {DEFAULT_AGENT})")
     p.add_argument("--speed", type=speed_arg, default=DEFAULT_WATCH_SPEED,
                    help=f"run-time seconds per wall second, or max (default {DEFAULT_WATCH_SPEED:g})")
@@ -158,7 +161,7 @@ def build_watch(args: argparse.Namespace) -> Any:
     seed = sched.seed if args.schedule else args.seed
     run_dir = None if args.no_record else Path(args.run_dir) if args.run_dir else fresh_run_dir(
         f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
-    session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=args.speed, seed=seed)
+    session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=args.speed, seed=seed, rules=args.rules)
     app = MarathonApp(lambda: WatchScreen(session=session), keymap=keymap)
     app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
     return app
@@ -180,7 +183,8 @@ def build_play(args: argparse.Namespace) -> Any:
     seed = sched.seed if args.schedule else args.seed
     run_dir = Path(args.run_dir) if args.run_dir else fresh_run_dir(
         f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
-    session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=speed, seed=seed, spend_time=False)
+    session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=speed, seed=seed, spend_time=False,
+                          rules=args.rules)
     app = MarathonApp(lambda: PlayScreen(session=session, practice=args.practice), keymap=keymap)
     app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
     return app

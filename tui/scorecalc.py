@@ -11,17 +11,22 @@ computed in a worker). This module adds what the panes need on top of a
 * :func:`stage_success_series`: stage-wise success over time (the share of the faults
   injected so far that had reached each stage), for the scorecard's chart;
 * :class:`Scorer`: score_events with the app model loaded once (loading Train Ticket's
-  model costs about 0.2 s, more than scoring a short run).
+  model costs about 0.2 s, more than scoring a short run) and, once it is ready, the no-op
+  counterfactual of the run's schedule (:meth:`Scorer.use_schedule` computes it in a
+  background thread, or takes it from the cache): until then repair credit is provisional,
+  as ``marathon score --no-counterfactual`` marks it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.events import Event
+from scoring.counterfactual import Counterfactual
 from scoring.score import RunScore, score_events
 
 STAGES = ("corr", "loc", "rep")
@@ -90,6 +95,30 @@ class Scorer:
     def __init__(self) -> None:
         self._app: Any = None
         self._app_name: str | None = None
+        self.counterfactual: Counterfactual | None = None
+        """The no-op counterfactual scores use, once :meth:`use_schedule` has it."""
+        self.counterfactual_error: str | None = None
+
+    def use_schedule(self, app: str, seed: int, schedule_text: str, *, wait: bool = False) -> None:
+        """Compute the no-op counterfactual of the run's schedule in a background thread
+        (:func:`scoring.counterfactual.noop_counterfactual`; cached on disk), for the scores after it.
+
+        Args:
+            app, seed, schedule_text: the run's app, seed and schedule YAML.
+            wait: compute it now, in this thread (tests and screenshots).
+        """
+        def work() -> None:
+            from scoring.counterfactual import noop_counterfactual
+
+            try:
+                self.counterfactual = noop_counterfactual(app, seed, schedule_text)
+            except Exception as exc:  # a schedule this version cannot replay: scores stay provisional
+                self.counterfactual_error = f"{type(exc).__name__}: {exc}"
+
+        if wait:
+            work()
+        else:
+            threading.Thread(target=work, name="noop-counterfactual", daemon=True).start()
 
     def score(self, events: Sequence[Event]) -> ScoreResult | None:
         """Score ``events`` (a run's prefix); None before ``run.start`` or without any event."""
@@ -102,5 +131,5 @@ class Scorer:
             self._app = load_app(name)
             self._app_name = name
         started = time.perf_counter()
-        result = score_events(events, app=self._app)
+        result = score_events(events, app=self._app, counterfactual=self.counterfactual)
         return ScoreResult(result, events[-1].seq, events[-1].t, time.perf_counter() - started, stage_times(result))

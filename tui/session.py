@@ -95,17 +95,19 @@ class LiveSession:
         seed: the simulation seed (default: the schedule's).
         spend_time: whether tool calls cost modeled run time (False for a human on a wall
             clock, whose real time is the cost).
+        rules: the alert rule pack (``paper``, ``extended`` or a rule file).
     """
 
     def __init__(self, schedule: Schedule, *, operator: Operator, run_dir: str | Path | None = None,
-                 speed: float | None = None, seed: int | None = None, spend_time: bool = True) -> None:
+                 speed: float | None = None, seed: int | None = None, spend_time: bool = True,
+                 rules: str = "paper") -> None:
         if speed is not None and speed <= 0:
             raise ValueError("speed must be > 0 (or None: as fast as possible)")
         self.feed = EventFeed()
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self.run = Orchestrator(schedule, seed=seed, operator=operator, run_dir=self.run_dir,
                                 clock="virtual" if speed is None else "wall", speed=speed or 1.0,
-                                subscribers=(self.feed.push,))
+                                subscribers=(self.feed.push,), rules=rules)
         self.run.tools.spend_time = spend_time
         self._speed = speed
         self._pace_lock = threading.Lock()
@@ -321,6 +323,8 @@ class LoadedBundle:
     events: list[Event]
     meta: dict[str, Any]
     integrity: str
+    schedule_text: str = ""
+    """The schedule the run replayed (for its no-op counterfactual); empty if the bundle lacks it."""
 
 
 def load_bundle(path: str | Path) -> LoadedBundle:
@@ -332,7 +336,7 @@ def load_bundle(path: str | Path) -> LoadedBundle:
     Raises:
         engine.bundle.NotARunError, engine.bundle.BundleError: not a readable run.
     """
-    from engine.bundle import open_bundle, verify
+    from engine.bundle import BundleError, open_bundle, verify
 
     report = verify(path)
     bundle = open_bundle(path)
@@ -344,4 +348,8 @@ def load_bundle(path: str | Path) -> LoadedBundle:
         integrity = "unsealed"
     else:
         integrity = f"DOES NOT VERIFY: {report.problems[0]}"
-    return LoadedBundle(Path(path), events, meta, integrity)
+    try:
+        schedule_text = bundle.schedule_text
+    except (BundleError, KeyError, OSError, UnicodeDecodeError):
+        schedule_text = ""
+    return LoadedBundle(Path(path), events, meta, integrity, schedule_text)

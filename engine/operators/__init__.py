@@ -1,23 +1,36 @@
-"""Built-in operators: ``noop``, ``runbook`` (SRE-Marathon's Table 6) and ``oracle``.
+"""Built-in operators: ``noop``, ``runbook`` (SRE-Marathon's Table 6) and ``oracle``; scripted adversaries.
 
 Every operator implements :class:`engine.orchestrator.Operator`: ``invoke(inv)`` is
 called every cadence with the cumulative alert history, the workspace and the tool box;
 everything it does goes through the tools and the policy layer. LLM agents and external
 harnesses plug in the same way.
+
+The scripted adversaries (:mod:`engine.operators.adversaries`) are the ways a lazy or
+adversarial operator would game the score; ``marathon validate`` runs them by name and
+checks none earns anything. ``one-per-fault`` is the reference it holds alert-spam to (it
+reads ground truth, so, like the oracle, it never belongs on a leaderboard).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine.orchestrator import NoopOperator, Operator
 
 BUILTIN = ("noop", "runbook", "oracle")
+ADVERSARIES = ("alert-spam", "lump-all", "claim-only", "scale-to-zero", "restart-everything",
+               "rollback-everything", "random-act")
+"""Scripted adversaries (:mod:`engine.operators.adversaries`): none may earn score."""
+REFERENCE_OPERATORS = ("one-per-fault",)
+"""Reference operators validation compares adversaries with; they read ground truth (so they are in
+:data:`engine.orchestrator.GROUND_TRUTH_OPERATORS`, never ranked)."""
 LLM_AGENTS = ("react", "rag", "orbit")
 """LLM agents (:mod:`engine.agents`), configured from ``$MARATHON_LLM_CONFIG`` and the environment here;
 :func:`engine.agents.operator_from_args` also takes the ``--llm-*`` flags."""
 
 
 def make_operator(name: str) -> Operator:
-    """The built-in operator, or LLM agent, called ``name``.
+    """The built-in operator, scripted adversary, reference operator or LLM agent called ``name``.
 
     Raises:
         ValueError: unknown operator; for an LLM agent, no endpoint configured
@@ -37,5 +50,20 @@ def make_operator(name: str) -> Operator:
         from engine.operators.oracle import OracleOperator
 
         return OracleOperator()
-    raise ValueError(f"unknown agent {name!r}; built-in agents: {', '.join(BUILTIN)}; LLM agents: "
-                     f"{', '.join(LLM_AGENTS)}")
+    if name in ADVERSARIES or name in REFERENCE_OPERATORS:
+        from engine.operators import adversaries
+
+        factories: dict[str, Callable[[], Operator]] = {
+            "alert-spam": adversaries.AlertSpamOperator,
+            "lump-all": adversaries.LumpAllOperator,
+            "claim-only": adversaries.ClaimOnlyOperator,
+            "scale-to-zero": adversaries.ScaleToZeroOperator,
+            "restart-everything": adversaries.RestartEverythingOperator,
+            "rollback-everything": adversaries.RollbackEverythingOperator,
+            "random-act": adversaries.RandomActOperator,
+            "one-per-fault": adversaries.OnePerFaultOperator,
+        }
+        return factories[name]()
+    raise ValueError(f"unknown agent {name!r}; built-in agents: {', '.join(BUILTIN)}; adversaries: "
+                     f"{', '.join(ADVERSARIES)}; reference operators: {', '.join(REFERENCE_OPERATORS)}; "
+                     f"LLM agents: {', '.join(LLM_AGENTS)}")

@@ -1,15 +1,20 @@
-"""The runbook baseline: SRE-Marathon's Table 6, with deterministic incident merging.
+"""The runbook baseline: SRE-Marathon's Table 6 on the paper's alert pack, with deterministic incident merging.
 
 Every invocation the runbook operator:
 
 1. takes the firing alerts not yet in one of its incidents and merges them by the
-   workload they name (the ``service``/``deployment``/``statefulset`` label, or the pod's
-   owner as ``kubectl get pods`` shows it); one incident per workload while it is open;
+   workload they name (the ``service``/``deployment``/``statefulset`` label, or the owner of
+   the ``pod`` label -- the workload ``kubectl get deployments,statefulsets -o name`` lists
+   whose name the pod's name starts with) and, for request alerts, the route (``handler``),
+   as Alertmanager groups notifications: an alert joins its group's open incident when it
+   became active within :data:`MERGE_WINDOW_S` of that incident's first alert, and opens a
+   new incident otherwise (a new burst on a workload whose old alerts still fire is a new
+   incident, not more of the old one);
 2. reports each new incident (title: the alert names and the workload) and its root
    cause *from the alert labels alone*: the workload the alerts name, a category by the
-   highest-priority rule (pod-level rules -> ``code-bug``, deployment-level rules ->
-   ``configuration``, request-level rules -> ``code-bug``), and as artifact the latest
-   change the deploy history lists for that workload (else the workload itself);
+   highest-priority rule (deployment-level rules -> ``configuration``, pod-level and
+   request-level rules -> ``code-bug``), and as artifact the latest change the deploy
+   history lists for that workload (else the workload itself);
 3. acts once per incident by the rule table, in priority order (rule names match with
    or without an app prefix):
 
@@ -24,14 +29,17 @@ Every invocation the runbook operator:
    PodNotReady                     restart pod                pod
    ==============================  =========================  ===========
 
-4. declares an incident resolved once none of its workload's alerts is firing.
+4. declares an incident resolved once none of its alerts is firing.
 
 Request-level alerts (error rates, latency) are correlated and reported but have no
-runbook action, which is why the baseline localises often and repairs rarely.
+runbook action, which is why the baseline localises often and repairs rarely. It sees the
+system only through the operator tools (workload names from ``kubectl_get``, replica counts
+from ``kubectl_get -o json`` of one deployment), like any operator.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,19 +59,30 @@ RULE_TABLE: tuple[tuple[str, str], ...] = (
 )
 """SRE-Marathon Table 6, in priority order."""
 SCALE_TO = 2
+MERGE_WINDOW_S = 300.0
+"""Alerts of one group that became active within 5 minutes of the group's first are one incident."""
 POD_RULES = ("ContainerOOMKilled", "PodStatusError", "PodNotReady", "FailedPodsDetected")
 DEPLOYMENT_RULES = ("DeploymentNotReady", "DeploymentReplicasUnavailable", "DeploymentGenerationMismatch")
+REQUEST_RULES = ("HighRequestErrorRate", "EndpointErrorRate", "HighRequestLatency")
 
 
 def base_rule(name: str) -> str:
     """The pack rule a (possibly app-prefixed) alert name instantiates."""
-    for rule, _ in RULE_TABLE:
-        if name.endswith(rule):
-            return rule
-    for rule in ("HighRequestErrorRate", "EndpointErrorRate", "HighRequestLatency", "FailedPodsDetected"):
+    for rule in (*DEPLOYMENT_RULES, *POD_RULES, *REQUEST_RULES):
         if name.endswith(rule):
             return rule
     return name
+
+
+@dataclass
+class _Incident:
+    """One of the runbook's incidents: its id once reported, its first alert's activation, its alerts."""
+
+    id: str
+    first: float
+    alerts: list[int] = field(default_factory=list)
+    pending: list[AlertInstance] = field(default_factory=list)
+    """Alerts grouped into it this invocation, not yet acted on."""
 
 
 @dataclass
@@ -71,50 +90,65 @@ class RunbookOperator:
     """See module docstring."""
 
     name: str = "runbook"
-    incident_of: dict[str, str] = field(default_factory=dict)
-    """Open incident per workload."""
+    open_incidents: dict[tuple[str, str], list[_Incident]] = field(default_factory=dict)
+    """Open incidents per group (workload, route handler or ""), oldest first."""
     acted: set[str] = field(default_factory=set)
     claimed: set[int] = field(default_factory=set)
+    workloads: list[str] = field(default_factory=list)
+    """Workload names as ``kubectl get -o name`` lists them (refreshed when an alert names an unknown one)."""
 
     def invoke(self, inv: Invocation) -> None:
         firing = [a for a in inv.alerts if a.state == "firing"]
-        services = [s.name for s in inv.tools.run.sim.app.services]
-        owners = self._pod_owners(inv) if any("pod" in a.labels for a in firing) else {}
-        groups: dict[str, list[AlertInstance]] = {}
+        if firing and (not self.workloads or any(self._owner(a) is None for a in firing)):
+            self._list_workloads(inv)
+        groups: dict[tuple[str, str], list[AlertInstance]] = {}
         for a in firing:
-            workload = owners.get(a.labels.get("pod", "")) or workload_of(a.labels, services)
-            if workload is None:
+            workload = self._owner(a)
+            if workload is None or a.id in self.claimed:
                 continue
-            groups.setdefault(workload, []).append(a)
-        for workload in sorted(groups):
-            alerts = sorted(groups[workload], key=lambda a: a.id)
-            incident = self.incident_of.get(workload)
-            if incident is None:
-                fresh = [a for a in alerts if a.id not in self.claimed]
-                if not fresh:
-                    continue
-                incident = self._report(inv, workload, fresh)
+            groups.setdefault((workload, a.labels.get("handler", "")), []).append(a)
+        for key in sorted(groups):
+            workload = key[0]
+            for a in sorted(groups[key], key=lambda a: (a.active_at, a.id)):
+                incident = next((i for i in reversed(self.open_incidents.get(key, []))
+                                 if a.active_at - i.first <= MERGE_WINDOW_S), None)
                 if incident is None:
+                    incident = _Incident("", a.active_at)
+                    self.open_incidents.setdefault(key, []).append(incident)
+                incident.pending.append(a)
+                self.claimed.add(a.id)
+            for incident in self.open_incidents.get(key, []):
+                if not incident.pending:
                     continue
-            self.claimed.update(a.id for a in alerts)
-            if incident not in self.acted:
-                self._act(inv, incident, workload, alerts)
-        for workload, incident in sorted(self.incident_of.items()):
-            if workload not in groups:
-                inv.call("resolve_incident", incident=incident)
-                del self.incident_of[workload]
+                if not incident.id:
+                    reported = self._report(inv, workload, incident.pending)
+                    if reported is None:
+                        continue
+                    incident.id = reported
+                incident.alerts.extend(a.id for a in incident.pending)
+                if incident.id not in self.acted:
+                    self._act(inv, incident.id, workload, incident.pending)
+                incident.pending = []
+        firing_ids = {a.id for a in firing}
+        for _workload, incidents in sorted(self.open_incidents.items()):
+            for incident in list(incidents):
+                if incident.id and not firing_ids & set(incident.alerts):
+                    inv.call("resolve_incident", incident=incident.id)
+                    incidents.remove(incident)
+                elif not incident.id and not incident.pending:
+                    incidents.remove(incident)
 
-    def _pod_owners(self, inv: Invocation) -> dict[str, str]:
-        res = inv.call("kubectl_get", kind="pods", output="json")
-        if not res.ok:
-            return {}
-        import json
+    def _owner(self, alert: AlertInstance) -> str | None:
+        return workload_of(alert.labels, self.workloads)
 
-        try:
-            items = json.loads(res.output).get("items", [])
-        except ValueError:
-            return {}
-        return {p["metadata"]["name"]: p["metadata"].get("labels", {}).get("app", "") for p in items}
+    def _list_workloads(self, inv: Invocation) -> None:
+        names: set[str] = set()
+        for kind in ("deployments", "statefulsets"):
+            res = inv.call("kubectl_get", kind=kind, output="name")
+            if res.ok:
+                names.update(line.split("/", 1)[-1].strip() for line in res.output.splitlines() if "/" in line)
+        if names:
+            self.workloads = sorted(names)
 
     def _report(self, inv: Invocation, workload: str, alerts: list[AlertInstance]) -> str | None:
         rules = sorted({base_rule(a.rule) for a in alerts})
@@ -123,12 +157,8 @@ class RunbookOperator:
         if not res.ok:
             return None
         incident = str(res.data["incident"])
-        self.incident_of[workload] = incident
         top = self._top_rule(alerts)
-        if top in POD_RULES or top in ("HighRequestErrorRate", "EndpointErrorRate", "HighRequestLatency"):
-            category = "code-bug"
-        else:
-            category = "configuration"
+        category = "configuration" if top in DEPLOYMENT_RULES else "code-bug"
         hist = inv.call("get_deploy_history", service=workload, limit=1)
         changes: list[dict[str, Any]] = hist.data.get("changes", []) if hist.ok else []
         artifact = changes[-1]["id"] if changes else workload
@@ -155,10 +185,8 @@ class RunbookOperator:
             # more is left alone (scaling it to its own size would change nothing).
             res = inv.call("kubectl_get", kind="deployments", name=workload, output="json")
             try:
-                import json
-
                 wanted = int(json.loads(res.output)["spec"].get("replicas", 0)) if res.ok else 0
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 wanted = 0
             if wanted < SCALE_TO:
                 inv.call("scale_deployment", deployment=workload, replicas=SCALE_TO, incident=incident)

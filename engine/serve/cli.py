@@ -32,7 +32,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from engine.cliargs import seed_arg, speed_arg
+from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.serve.hub import DEFAULT_INVOCATION_TIMEOUT_S, AgentHub, ExternalOperator
 
 TOKEN_ENV = "MARATHON_SERVE_TOKEN"
@@ -67,6 +67,7 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--linger", type=float, default=10.0, metavar="S",
                    help="after the run, keep serving until the agent has seen the end, at most S seconds")
     p.add_argument("--ready-file", metavar="PATH", help="write the URLs and token here as JSON once listening")
+    add_rules_argument(p)
     p.set_defaults(func=cmd_serve)
 
 
@@ -257,7 +258,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         operator = ExternalOperator(hub, name=args.name)
         run_dir = Path(args.run_dir or _fresh_run_dir(f"{sched.app}-{sched.regime}-seed{seed}-{args.name}"))
         run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
-                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0)
+                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0, rules=args.rules)
     except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
         print(f"marathon: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 2

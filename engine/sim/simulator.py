@@ -10,6 +10,12 @@ Time: run time ``t`` is in seconds and advances in ticks of ``dt`` (1 s). Before
 load generator starts :data:`WARM_TRAFFIC_S` seconds before 0, so at ``t = 0`` every pod
 is ready and every rate window already holds data, as in a cluster that was deployed
 earlier. Prometheus scrapes every ``scrape_interval_s`` (15 s, its default).
+
+The build pipeline (:meth:`Simulator.deploy_change`): each service's source is a
+:class:`~engine.sim.source.SourceRepo`; a commit is based on the repository head, builds of
+one service run one at a time in commit order (modeled build times in
+:mod:`engine.sim.source`), and a landing build moves only the commit and image of the pod
+template current when it lands, so changes made while it built are kept.
 """
 
 from __future__ import annotations
@@ -134,6 +140,60 @@ class _OpBlock:
 def _cat(parts: list[Any], dtype: Any) -> Any:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
+
+@dataclass(eq=False)
+class _Build:
+    """One commit in a service's build pipeline queue.
+
+    Attributes:
+        rec: its change record.
+        commit: the commit id it rolls out.
+        image: the image it builds, or None for a commit rolled out without a build.
+        seconds: modeled build time, seconds.
+        edits: env, image, resource and probe edits shipped with the commit
+            (:func:`_edit_template` keywords).
+        image_at_submit: the pod template's image when the commit entered the pipeline.
+        due: run time the build finishes, seconds; None while queued.
+    """
+
+    rec: ChangeRecord
+    commit: str
+    image: str | None
+    seconds: float
+    edits: dict[str, Any]
+    image_at_submit: str | None = None
+    due: float | None = None
+
+
+def _edit_template(template: PodTemplate, *, env: dict[str, str | None] | None = None, image: str | None = None,
+                   resources: Resources | None = None, readiness_probe: Probe | Literal["keep"] | None = "keep",
+                   liveness_probe: Probe | Literal["keep"] | None = "keep") -> tuple[PodTemplate, str]:
+    """``template`` with env vars set (None unsets), an image, resources or probes (None
+    removes one, ``"keep"`` keeps it); and the change kind they make (``config``, ``image``,
+    ``resources``, ``probe``)."""
+    kind = "image" if image else "config"
+    if resources is not None:
+        template = template.replace(resources=resources)
+        kind = "resources"
+    if readiness_probe != "keep":
+        template = template.replace(readiness_probe=readiness_probe)
+        kind = "probe"
+    if liveness_probe != "keep":
+        template = template.replace(liveness_probe=liveness_probe)
+        kind = "probe"
+    if env:
+        new_env = dict(template.env)
+        for key, value in env.items():
+            if value is None:
+                new_env.pop(key, None)
+            else:
+                new_env[key] = value
+        template = template.replace(env=tuple(new_env.items()))
+    if image:
+        template = template.replace(image=image)
+    return template, kind
+
+
 class Simulator(Substrate):
     """A deterministic simulation of one app on a two-zone cluster (module docstring).
 
@@ -177,7 +237,12 @@ class Simulator(Substrate):
         self._worksets: dict[str, tuple[tuple[int, float | None], PodTemplate, Workset]] = {}
         """Revision effects per (service, commit + env), cleared when effects change."""
         self.changes: list[ChangeRecord] = []
-        self._pending: list[tuple[float, ChangeRecord, PodTemplate]] = []
+        self._build_queue: dict[str, list[_Build]] = {}
+        """Per service, the commits not yet rolled out, in commit order (the one building first)."""
+        self._pending: list[_Build] = []
+        """Builds running now, at most one per service."""
+        self._built_images: dict[str, set[str]] = {}
+        """Per service, the images its builds pushed (see :meth:`_land`)."""
         self.container_logs: dict[str, ContainerLog] = {}
         self.formatters = {
             svc.name: LogFormatter(svc.name, svc.language, svc.port, svc.container, svc.role)
@@ -1041,6 +1106,22 @@ class Simulator(Substrate):
         wl = self._workload(service)
         return dict(self.repos[service].get(wl.template.commit).files)
 
+    def head_files(self, service: str) -> dict[str, str]:
+        self._workload(service)
+        return dict(self.repos[service].head.files)
+
+    def commits_ahead(self, service: str) -> int:
+        """How many commits the repository head of ``service`` is ahead of the deployed revision
+        (0 when the pods run the head; after a rollback, the commits rolled back over).
+
+        Raises:
+            SubstrateError: unknown service.
+        """
+        wl = self._workload(service)
+        repo = self.repos[service]
+        deployed = repo.get(wl.template.commit)
+        return len(repo.commits) - 1 - repo.commits.index(deployed)
+
     def deploy_history(self, service: str | None = None) -> list[ChangeRecord]:
         return [c for c in self.changes if service is None or c.service == service]
 
@@ -1069,71 +1150,109 @@ class Simulator(Substrate):
         summary: str,
         author: str,
     ) -> ChangeRecord:
-        """See :meth:`Substrate.deploy_change`; the simulator also takes ``resources`` and
-        probes (``None`` removes one), and ``build``: whether changed files need a CI build
-        (default: yes when any changed file is source code, no for config files such as
-        flagd's flag file, which roll out as a ConfigMap change)."""
+        """See :meth:`Substrate.deploy_change`, whose pipeline rules this implements.
+
+        The simulator also takes ``resources`` and probes (``None`` removes one), and
+        ``build``: whether changed files need a CI build (default: yes when any changed file
+        is source code, no for config files such as flagd's flag file, which roll out as a
+        ConfigMap change). With ``files``, the env, resource and probe edits ride with the
+        commit: they are applied to the pod template current when the commit lands.
+
+        Raises:
+            SubstrateError: unknown service, nothing to change, or ``image`` together with
+                files that need a build (the build makes the image).
+        """
         wl = self._workload(service)
         svc = self.app.service(service)
+        edits: dict[str, Any] = {"env": env, "image": image, "resources": resources,
+                                 "readiness_probe": readiness_probe, "liveness_probe": liveness_probe}
         if not files and not env and image is None and resources is None and readiness_probe == "keep" \
                 and liveness_probe == "keep":
             raise SubstrateError("nothing to change: give files, env, image, resources or a probe")
-        template: PodTemplate = wl.template
-        kind = "image" if image else "config"
-        if resources is not None:
-            template = template.replace(resources=resources)
-            kind = "resources"
-        if readiness_probe != "keep":
-            template = template.replace(readiness_probe=readiness_probe)
-            kind = "probe"
-        if liveness_probe != "keep":
-            template = template.replace(liveness_probe=liveness_probe)
-            kind = "probe"
-        if env:
-            new_env = dict(template.env)
-            for key, value in env.items():
-                if value is None:
-                    new_env.pop(key, None)
-                else:
-                    new_env[key] = value
-            template = template.replace(env=tuple(new_env.items()))
-        if image:
-            template = template.replace(image=image)
-        if files:
-            repo = self.repos[service]
-            base = dict(repo.get(wl.template.commit).files)
-            for path, text in files.items():
-                if text == "":
-                    base.pop(path, None)
-                else:
-                    base[path] = text
-            commit = repo.commit(base, summary, author, self.t)
-            if build is None:
-                build = any(not path.endswith(CONFIG_SUFFIXES) for path in files)
-            if not build:
-                template = template.replace(commit=commit.id)
-                rec = self._new_change(service, "config", summary, author)
-                rec.commit, rec.image = commit.id, template.image
-                self._apply_template(rec, template.replace(change_cause=f"{rec.id}: {summary}"))
-                return rec
-            repo_name, _, tag = svc.image.rpartition(":")
-            new_image = f"{repo_name}:{tag.split('-')[0]}-{commit.short}"
-            template = template.replace(commit=commit.id, image=new_image)
-            rec = self._new_change(service, "code", summary, author)
-            rec.commit, rec.image = commit.id, new_image
-            seconds = build_seconds(svc.language)
-            rec.detail = f"build started: {svc.language} image {new_image} (~{int(seconds)} s)"
-            self._pending.append((self.t + seconds, rec, template.replace(change_cause=f"{rec.id}: {summary}")))
+        if not files:
+            template, kind = _edit_template(wl.template, **edits)
+            rec = self._new_change(service, kind, summary, author)
+            rec.image = template.image
+            self._apply_template(rec, template.replace(change_cause=f"{rec.id}: {summary}"))
             return rec
-        rec = self._new_change(service, kind, summary, author)
-        rec.image = template.image
-        self._apply_template(rec, template.replace(change_cause=f"{rec.id}: {summary}"))
+        if build is None:
+            build = any(not path.endswith(CONFIG_SUFFIXES) for path in files)
+        if build and image is not None:
+            raise SubstrateError("a change that is built makes its own image: give files or an image, not both")
+        repo = self.repos[service]
+        base = dict(repo.head.files)
+        for path, text in files.items():
+            if text == "":
+                base.pop(path, None)
+            else:
+                base[path] = text
+        commit = repo.commit(base, summary, author, self.t)
+        queue = self._build_queue.setdefault(service, [])
+        behind = queue[-1].rec.id if queue else None
+        if not build:
+            rec = self._new_change(service, "config", summary, author)
+            rec.commit = commit.id
+            if behind is None:
+                self._land(_Build(rec, commit.id, None, 0.0, edits))
+                return rec
+            rec.detail = f"queued behind {behind}: rolls out when it has"
+            queue.append(_Build(rec, commit.id, None, 0.0, edits))
+            return rec
+        repo_name, _, tag = svc.image.rpartition(":")
+        new_image = f"{repo_name}:{tag.split('-')[0]}-{commit.short}"
+        rec = self._new_change(service, "code", summary, author)
+        rec.commit, rec.image = commit.id, new_image
+        job = _Build(rec, commit.id, new_image, build_seconds(svc.language), edits,
+                     image_at_submit=wl.template.image)
+        queue.append(job)
+        if behind is None:
+            self._start_build(job, self.t)
+        else:
+            rec.detail = (f"queued behind {behind}: {svc.language} image {new_image} "
+                          f"(~{int(job.seconds)} s once it starts)")
         return rec
+
+    def _start_build(self, job: _Build, t: float) -> None:
+        """Start a queued build at run time ``t`` (seconds): it finishes ``job.seconds`` later."""
+        job.due = t + job.seconds
+        svc = self.app.service(job.rec.service)
+        line = f"build started: {svc.language} image {job.image} (~{int(job.seconds)} s)"
+        job.rec.detail = f"{job.rec.detail}\n{line}" if job.rec.detail else line
+        self._pending.append(job)
+
+    def _land(self, job: _Build) -> None:
+        """Roll out a finished commit on top of the *current* pod template.
+
+        Only the commit moves (and the change cause, and the commit's env, resource and
+        probe edits, if any), so env, resources, probes and replicas changed while the
+        commit was in the pipeline stay.
+
+        The image rule: the built image replaces the template's image only when the
+        template still has the image it had when the build started (when the commit entered
+        the pipeline, for a build that queued), or has an image the pipeline itself made
+        (an earlier build's, or the release image the app started from: a rollback or an
+        earlier build of the queue). When someone set another image meanwhile (an image
+        fault, ``kubectl set image``) their image stays and only the commit moves. A build
+        that lands after a rollback therefore deploys the head with its image, as a CD
+        pipeline would -- re-introducing whatever the head still has, as a real one does.
+        """
+        service = job.rec.service
+        template, _ = _edit_template(self.cluster.workloads[service].template, **job.edits)
+        template = template.replace(commit=job.commit, change_cause=f"{job.rec.id}: {job.rec.summary}")
+        if job.image is not None:
+            self.images.add(job.image)  # pushed to the registry, whether or not it rolls out
+            self._built_images.setdefault(service, set()).add(job.image)
+            job.rec.detail += f"\nbuild succeeded; pushed {job.image}"
+            if template.image in (job.image_at_submit, self.app.service(service).image) \
+                    or template.image in self._built_images[service]:
+                template = template.replace(image=job.image)
+            else:
+                job.rec.detail += f"; image {template.image} was set while it built and is kept"
+        job.rec.image = template.image
+        self._apply_template(job.rec, template)
 
     def _apply_template(self, rec: ChangeRecord, template: PodTemplate) -> None:
         wl = self.cluster.workloads[rec.service]
-        if template.image.startswith(self.app.service(rec.service).image.rpartition(":")[0]) and rec.kind == "code":
-            self.images.add(template.image)
         self.cluster.set_template(rec.service, template)
         self._effects_version += 1  # cross-service conditions may read this template
         self.cluster.step(self.t)
@@ -1143,14 +1262,26 @@ class Simulator(Substrate):
         self.cluster.version += 1
 
     def _complete_builds(self, t: float) -> None:
+        """Land the builds finished by run time ``t`` and start the next of each service's queue.
+
+        Builds finishing in the same tick land in submission order; a commit without a build
+        queued behind a build lands right after it.
+        """
         if not self._pending:
             return
-        due = [p for p in self._pending if p[0] <= t]
-        self._pending = [p for p in self._pending if p[0] > t]
-        for _, rec, template in due:
-            self.t_build = t
-            rec.detail += f"\nbuild succeeded; pushed {template.image}"
-            self._apply_template(rec, template)
+        due = [job for job in self._pending if job.due is not None and job.due <= t]
+        if not due:
+            return
+        self._pending = [job for job in self._pending if job not in due]
+        for job in sorted(due, key=lambda j: (j.due or 0.0, self.changes.index(j.rec))):
+            queue = self._build_queue[job.rec.service]
+            assert queue and queue[0] is job
+            queue.pop(0)
+            self._land(job)
+            while queue and queue[0].image is None:
+                self._land(queue.pop(0))
+            if queue:
+                self._start_build(queue[0], t)
 
     def restart_pod(self, pod: str) -> None:
         try:
@@ -1167,6 +1298,14 @@ class Simulator(Substrate):
         rec.status, rec.t_deployed = "deployed", self.t
 
     def rollback(self, service: str, revision: int | None = None) -> ChangeRecord:
+        """See :meth:`Substrate.rollback`: the target ReplicaSet's pod template (commit, image,
+        env, resources, probes) becomes the Deployment's, as in Kubernetes. Builds in flight
+        are not cancelled: one that lands afterwards deploys the repository head (see
+        :meth:`_land`), re-introducing whatever the head still has -- as a CD pipeline would.
+
+        Raises:
+            SubstrateError: unknown service, not a Deployment, no such revision, or no history.
+        """
         wl = self._workload(service)
         if wl.kind != "Deployment":
             raise SubstrateError(f"{service} is a {wl.kind}; rollback needs a Deployment")

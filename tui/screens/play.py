@@ -123,6 +123,8 @@ class PlayScreen(RunScreen):
     # ------------------------------------------------------------------ the run
 
     def start_source(self) -> None:
+        run = self.session.run
+        self.scorer.use_schedule(run.schedule.app, run.seed, run.schedule_text, wait=self.inline_score)
         if self.autostart:
             self.run_engine()
 

@@ -117,6 +117,9 @@ class ReplayScreen(RunScreen):
     def _loaded(self, bundle: LoadedBundle, index: ReplayIndex) -> None:
         self.bundle = bundle
         self.index = index
+        if bundle.schedule_text and bundle.meta.get("app") is not None:
+            self.scorer.use_schedule(str(bundle.meta["app"]), int(bundle.meta.get("seed", 0)), bundle.schedule_text,
+                                     wait=self.inline_score)
         self.set_notice("" if bundle.integrity == "sealed" else bundle.integrity,
                         error=bundle.integrity.startswith("DOES NOT"))
         self.query_one(TimelinePane).full_model = index.final

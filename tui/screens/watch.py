@@ -85,6 +85,8 @@ class WatchScreen(RunScreen):
         if not self.autostart:
             return
         if self.session is not None:
+            run = self.session.run
+            self.scorer.use_schedule(run.schedule.app, run.seed, run.schedule_text, wait=self.inline_score)
             self.run_engine()
         else:
             self.run_follow()

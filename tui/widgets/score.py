@@ -20,7 +20,7 @@ from tui.scorecalc import STAGES, stage_success_series
 from tui.widgets.pane import Pane, ViewContext
 from tui.widgets.spark import BLOCKS, bar
 
-OUTCOME_STYLE = {"handled": "bold green", "fixed, unlocalized": "green", "acted on": "yellow", "located": "cyan",
+OUTCOME_STYLE = {"handled": "bold green", "repaired": "green", "acted on": "yellow", "located": "cyan",
                  "correlated only": "blue", "missed": "red", "open": "dim"}
 STAGE_LABEL = {"corr": "Correlation", "loc": "Localization", "rep": "Repair"}
 
@@ -42,7 +42,10 @@ def summary_text(score: RunScore, *, width: int = 60) -> Text:
         out.append(bar(v, bw), style="green")
         out.append("\n")
     out.append(f"MTTD {_s(score.mttd)} · MTTL {_s(score.mttl)} · MTTR {_s(score.mttr)}\n")
-    out.append(f"risk {score.risk:.2f} · acts {score.actions} · false decl {score.false_declarations}")
+    out.append(f"risk {score.risk:.2f} ({score.risky_actions}/{score.actions} acts) · precision "
+               f"{score.precision:.2f} · false decl {score.false_declarations}")
+    if score.provisional:
+        out.append("\nrepair credit provisional (no counterfactual yet)", style="dim italic")
     if width >= 60:
         out.append("\n")
         parts = [(o, n) for o, n in score.outcomes.items() if n]
