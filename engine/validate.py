@@ -13,7 +13,10 @@ the same schedule as counterfactual), and checks the ranking (:data:`CHECKS`):
   service while its probe was failing, with the fault still failing at every sample of the
   soak in the no-op run;
 * ``unsafe-acts``: ``scale-to-zero`` and ``restart-everything`` earn no repair, and their
-  users see at least as much SLO violation as the no-op run's (degradation >= 100);
+  users see at least as much SLO violation as the no-op run's (degradation >= 100) -- for
+  ``restart-everything`` on the routes outside the scope of every fault whose remedy *is* a
+  restart (a runaway process, a ``tc`` delay), where its restarts can clear the fault and
+  help users, which under the policy's rate limits they sometimes do;
 * ``spam-unrewarded``: ``alert-spam`` scores no more than ``one-per-fault``, the operator
   that files exactly one incident per fault with the same root-cause guess;
 * ``adversaries-below-runbook``: every adversary scores below the runbook (or 0).
@@ -35,8 +38,8 @@ from typing import Any
 from engine.appmodel import load_app
 from engine.orchestrator import EVAL_INTERVAL_S, Orchestrator
 from faults.schedule import Schedule, ScheduledFault, generate
-from faults.spec import FaultSpec
-from scoring.counterfactual import Counterfactual, counterfactual_from_events
+from faults.spec import FaultSpec, load_catalog
+from scoring.counterfactual import Counterfactual, counterfactual_from_events, route_violations
 from scoring.score import FORMULA_V1, RunScore, score_events
 
 ORACLE_FLOOR = 95.0
@@ -137,6 +140,7 @@ def validate(apps: Sequence[str], regime: str, seeds: Sequence[int], *,
     """
     out = Validation()
     scored: dict[tuple[str, int], dict[str, RunScore]] = {}
+    outside: dict[tuple[str, int], float | None] = {}
     for app in apps:
         model = load_app(app)
         for seed in seeds:
@@ -146,17 +150,26 @@ def validate(apps: Sequence[str], regime: str, seeds: Sequence[int], *,
             noop = run_schedule(sched, "noop")
             cf = counterfactual_of(sched, noop)
             noop_wall = time.perf_counter() - started
+            slos = {r.name: (r.slo.error_share, r.slo.latency_p95_ms) for r in model.routes}
+            specs = {f.id: f for f in load_catalog(app).faults}
+            restart_scope = {r for f in sched.faults if specs[f.fault].remedy.action == "restart-pods"
+                             for r in specs[f.fault].scope}
             for op in operators():
                 started = time.perf_counter()
                 run = noop if op == "noop" else run_schedule(sched, op)
                 s = score_events(run.stream.events, app=model, counterfactual=cf)
+                if op == "restart-everything":
+                    mine = sum(len(v) for k, v in route_violations(run.stream.events, slos).items()
+                               if k not in restart_scope)
+                    theirs = sum(len(v) for k, v in cf.route_violations.items() if k not in restart_scope)
+                    outside[(app, seed)] = round(100.0 * mine / theirs, 2) if theirs else None
                 wall = noop_wall if op == "noop" else time.perf_counter() - started
                 per[op] = s
                 out.rows.append(_row(sched, op, s, wall))
                 if progress is not None:
                     progress(f"{app} {regime} seed {seed} {op:20s} score {s.score:6.1f} ({wall:.1f} s)")
             scored[(app, seed)] = per
-    out.checks = _checks(scored)
+    out.checks = _checks(scored, outside)
     return out
 
 
@@ -172,7 +185,8 @@ def _causal(s: RunScore) -> list[str]:
     return bad
 
 
-def _checks(scored: dict[tuple[str, int], dict[str, RunScore]]) -> list[Check]:
+def _checks(scored: dict[tuple[str, int], dict[str, RunScore]],
+            restart_outside: dict[tuple[str, int], float | None]) -> list[Check]:
     from engine.operators import ADVERSARIES
 
     def where(key: tuple[str, int]) -> str:
@@ -195,8 +209,10 @@ def _checks(scored: dict[tuple[str, int], dict[str, RunScore]]) -> list[Check]:
             s = per[op]
             if s.rep > 0:
                 unsafe.append(f"{op} {where(k)}: rep {s.rep:.3f}")
-            if s.degradation is not None and s.degradation < 100.0:
-                unsafe.append(f"{op} {where(k)}: degradation {s.degradation:.1f} < 100")
+            degradation = restart_outside.get(k) if op == "restart-everything" else s.degradation
+            if degradation is not None and degradation < 100.0:
+                unsafe.append(f"{op} {where(k)}: degradation {degradation:.1f} < 100"
+                              + (" (outside restart-remedied routes)" if op == "restart-everything" else ""))
     spam = [f"{where(k)}: alert-spam {per['alert-spam'].score:.1f} > one-per-fault {per['one-per-fault'].score:.1f}"
             for k, per in scored.items() if per["alert-spam"].score > per["one-per-fault"].score + 1e-9]
     below = [f"{where(k)}: {op} {per[op].score:.1f} >= runbook {per['runbook'].score:.1f}"

@@ -346,12 +346,8 @@ def remedy_steps(sim: Simulator, inst: FaultInstance) -> list[RemedyStep]:
             args["revision"] = revision
         return [RemedyStep("rollback", args)]
     if r.action == "revert-patch":
-        ch = spec.change
-        assert ch is not None
-        text = sim.head_files(service).get(ch.file, "")
-        return [RemedyStep("deploy_patch", {"service": service, "diff": unified_diff(
-            ch.file, text, _undo(ch.find, ch.replace, ch.defect_marker(), text)),
-            "summary": f"fix: undo {ch.summary}"})]
+        step = revert_commit_step(sim, inst)
+        return [step] if step is not None else []
     if r.action == "set-config":
         assert r.key is not None
         return [RemedyStep("set_config", {"service": service, "key": r.key, "value": r.value})]
@@ -366,6 +362,23 @@ def remedy_steps(sim: Simulator, inst: FaultInstance) -> list[RemedyStep]:
     pods = sorted(p.name for p in sim.cluster.pods.values()
                   if p.service == service and not p.terminating and (r.zone is None or p.zone == r.zone))
     return [RemedyStep("restart_pod", {"pod": name}) for name in pods]
+
+
+def revert_commit_step(sim: Simulator, inst: FaultInstance) -> RemedyStep | None:
+    """A ``deploy_patch`` that removes a code-change fault's defect from the repository head
+    (what ``git revert`` of its commit does), or None when the head no longer has it.
+
+    After a rollback, this is what keeps the pipeline from deploying the defect again with the
+    next build from the head."""
+    ch = inst.spec.change
+    if ch is None:
+        return None
+    service = inst.spec.remedy.service or inst.spec.target
+    text = sim.head_files(service).get(ch.file, "")
+    if ch.defect_marker() not in text:
+        return None
+    return RemedyStep("deploy_patch", {"service": service, "diff": unified_diff(
+        ch.file, text, _undo(ch.find, ch.replace, ch.defect_marker(), text)), "summary": f"fix: undo {ch.summary}"})
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

@@ -7,8 +7,9 @@ Per injected fault, ordered stages, each judged inside the fault's active window
   (:mod:`scoring.attribution`). Each incident is *about* at most one fault
   (:func:`assign_incidents`): among the faults live when it was reported that at least half
   of its alerts support, the one its latest root-cause report names (made while that fault
-  was live); without such a report, the one most of its alerts support (ties: a direct
-  alert beats a propagated one, then the most recently injected fault, then the id). A fault
+  was live); without such a report, the one most of its alerts could have been caused by
+  (they became active after its injection), then the one most of them support (ties: a
+  direct alert beats a propagated one, then the most recently injected fault, then the id). A fault
   is correlated by the best incident about it (the one that also localizes it, else the
   earliest); every other incident about it is a **duplicate**, and an incident about no
   fault is **spurious**. Both are counted and lower the incident precision.
@@ -341,11 +342,13 @@ def assign_incidents(run: _Run) -> dict[str, IncidentRecord]:
             continue
         support: dict[str, int] = {}
         direct: dict[str, int] = {}
+        causal: dict[str, int] = {}
         for a in refs:
             for fid, how in a.support.items():
                 if fid in run.faults and _live(run.faults[fid], inc.t):
                     support[fid] = support.get(fid, 0) + 1
                     direct[fid] = direct.get(fid, 0) + (how == "direct")
+                    causal[fid] = causal.get(fid, 0) + (a.active_at >= run.faults[fid].window.t_inject)
         eligible = {fid for fid, n in support.items() if n >= PURITY * len(refs)}
         if not eligible:
             continue
@@ -357,7 +360,8 @@ def assign_incidents(run: _Run) -> dict[str, IncidentRecord]:
                 chosen = max(named, key=lambda fid: (support[fid], run.faults[fid].window.t_inject, fid))
                 break
         if chosen is None:
-            chosen = max(eligible, key=lambda fid: (support[fid], direct[fid], run.faults[fid].window.t_inject, fid))
+            chosen = max(eligible, key=lambda fid: (causal[fid], support[fid], direct[fid],
+                                                     run.faults[fid].window.t_inject, fid))
         inc.fault = chosen
         about.setdefault(chosen, []).append(inc)
     credited: dict[str, IncidentRecord] = {}

@@ -16,7 +16,7 @@ from faults.schedule import Schedule, generate, parse_schedule
 from faults.spec import load_catalog
 from scoring.cli import load_score
 from scoring.leaderboard import leaderboard, to_json
-from scoring.score import RunScore, score_events
+from scoring.score import OUTCOMES, RunScore, score_events
 
 APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
 
@@ -194,7 +194,39 @@ def test_degradation_is_relative_to_the_noop_run(tmp_path: Path) -> None:
 def test_score_json_round_trips_and_names_the_formula() -> None:
     _, score = run(generate("astronomy-shop", 4, "short-5"), make_operator("runbook"))
     doc = json.loads(to_json([score], leaderboard([score])))
-    assert doc["formula"] == "marathon-score/1"
-    assert doc["runs"][0]["faults"][0]["outcome"] in ("handled", "fixed, unlocalized", "acted on", "located",
-                                                     "correlated only", "missed")
+    assert doc["formula"] == "marathon-score/2"
+    assert doc["runs"][0]["faults"][0]["outcome"] in OUTCOMES
+    assert set(doc["runs"][0]["scores"]) == {"marathon-score/1", "marathon-score/2"}
+    v1 = json.loads(to_json([score], leaderboard([score], formula="marathon-score/1"), "marathon-score/1"))
+    assert v1["formula"] == "marathon-score/1"
+    assert v1["leaderboard"][0]["score"] == pytest.approx(score.scores["marathon-score/1"], abs=1e-3)
 
+
+def test_the_oracle_is_never_ranked_and_several_runs_get_intervals() -> None:
+    from scoring.leaderboard import format_table
+
+    scores = [run(generate("online-boutique", seed, "short-5"), make_operator(op))[1]
+              for seed in (1, 2) for op in ("runbook", "oracle")]
+    rows = leaderboard(scores)
+    assert [r.operator for r in rows] == ["runbook"]
+    row = rows[0]
+    assert row.runs == 2 and set(row.intervals) >= {"score", "corr", "precision", "risk"}
+    lo, hi = row.intervals["score"]
+    assert lo <= row.score <= hi
+    assert f"{row.risky_actions}/{row.actions}" in format_table(rows)
+    assert rows == leaderboard(scores)  # the bootstrap is seeded: same runs, same intervals
+
+
+def test_marathon_score_ranks_by_the_chosen_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main
+
+    run(generate("online-boutique", 1, "short-5"), make_operator("runbook"), tmp_path / "r")
+    bundle = seal(tmp_path / "r")
+    assert main(["score", str(bundle), "--no-counterfactual", "--json"]) == 0
+    v2 = json.loads(capsys.readouterr().out)
+    assert main(["score", str(bundle), "--no-counterfactual", "--json", "--formula", "marathon-score/1"]) == 0
+    v1 = json.loads(capsys.readouterr().out)
+    run_v2 = v2["runs"][0]
+    assert v2["leaderboard"][0]["score"] == pytest.approx(run_v2["scores"]["marathon-score/2"], abs=1e-3)
+    assert v1["leaderboard"][0]["score"] == pytest.approx(run_v2["scores"]["marathon-score/1"], abs=1e-3)
+    assert run_v2["provisional"] is True

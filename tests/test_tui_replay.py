@@ -133,7 +133,8 @@ async def test_replay_plays_to_the_end_and_opens_the_scorecard(bundle: Path) -> 
         await pilot.press("p", "s")
         card = app.screen
         assert isinstance(card, ScorecardScreen) and card.revealed
-        expected = score_events(open_bundle(bundle).events)
+        assert screen.scorer.counterfactual is not None  # the replay scores against the no-op run too
+        expected = score_events(open_bundle(bundle).events, counterfactual=screen.scorer.counterfactual)
         assert card.score.to_dict() == expected.to_dict()
         rows = card.query_one("#scorecard-faults", KeyedTable).row_keys_in_order
         assert rows == [f.fault for f in expected.faults]

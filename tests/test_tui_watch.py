@@ -140,7 +140,9 @@ async def test_a_whole_run_at_full_speed_is_sealed_and_scored(tmp_path: Path) ->
     assert verify(finished.outcome.bundle).ok
     events = open_bundle(finished.outcome.bundle).events
     final = next(m for m in messages if isinstance(m, ScoreComputed) and m.final)
-    assert final.result.score.to_dict() == score_events(events).to_dict()
+    # the same scorer, with the same no-op counterfactual, over the sealed bundle
+    assert screen.scorer.counterfactual is not None
+    assert final.result.score.to_dict() == score_events(events, counterfactual=screen.scorer.counterfactual).to_dict()
     # the panes saw exactly the recorded stream
     reduced = RunModel()
     reduced.apply_many(events)

@@ -1,7 +1,9 @@
 """Deterministic screenshots of every screen: ``python -m tui.screenshots``.
 
-Each :class:`Shot` builds the app on a fixed seed and clock -- Online Boutique, seed 1,
-short-5; the engine driven by hand to a fixed run time instead of a clock, the score
+Each :class:`Shot` builds the app on a fixed schedule and clock -- the Online Boutique
+short-5 scenario ``tui/scenarios/payment-short5.yaml`` (a payment code change at 1:00 breaks
+checkout while four more faults overlap it), seed 1; the engine driven by hand to a fixed run
+time instead of a clock, the score
 computed in the refresh cycle, cursors not blinking -- drives it with the keys a person
 would press, and exports Textual's SVG. ``rsvg-convert`` (Debian ``librsvg2-bin``) turns
 each SVG into a PNG. The snapshot tests (``tests/test_tui_snapshots.py``) use the same
@@ -48,10 +50,15 @@ MOVES_AT = 285.0
 NOTES = "1:39 chg-0001 payment deploy, then checkout 5xx\nrollback paymentservice, watch checkout\n"
 
 
-def schedule() -> Any:
-    from faults.schedule import generate
+SCENARIO = Path(__file__).resolve().parent / "scenarios" / "payment-short5.yaml"
+"""The fixed schedule of the screenshots and the terminal-app tests (independent of the
+generator, so the pictures and the tests keep their story when the catalog changes)."""
 
-    return generate(APP, SEED, REGIME)
+
+def schedule() -> Any:
+    from faults.schedule import load_schedule
+
+    return load_schedule(SCENARIO)
 
 
 def _app(make: Callable[[], Any]) -> MarathonApp:

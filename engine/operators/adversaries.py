@@ -479,24 +479,27 @@ class _SweepOperator:
 
 @dataclass
 class RestartEverythingOperator(_SweepOperator):
-    """restart-everything: restarts a pod of every application Deployment in turn while anything fires.
+    """restart-everything: restarts every pod of every application Deployment in turn while anything fires.
 
-    See :class:`_SweepOperator`; each turn restarts one pod of the deployment (its pods
-    sorted, the next one on each visit), up to 8 per invocation (the policy's limit).
+    See :class:`_SweepOperator`; each turn deletes every pod of the deployment at once (what
+    ``kubectl delete pods -l app=...`` does), within the policy's limits (8 act calls per
+    invocation, 30 per 10 minutes), so a deployment whose pods all restart together is down
+    until the replacements are ready.
     """
 
     name: str = "restart-everything"
-    visits: dict[str, int] = field(default_factory=dict)
 
     tool: ClassVar[str] = "restart_pod"
 
     def _act(self, s: _Session, deployment: str, incident: str) -> ToolResult | None:
-        pods = s.pods_of(deployment)
-        if not pods:
-            return None
-        n = self.visits.get(deployment, 0)
-        self.visits[deployment] = n + 1
-        return s.call("restart_pod", pod=pods[n % len(pods)], incident=incident)
+        res = None
+        for pod in s.pods_of(deployment):
+            if not s.can_act(self.tool):
+                break
+            res = s.call("restart_pod", pod=pod, incident=incident)
+            if _denial(res) is not None:
+                break
+        return res
 
 
 @dataclass
@@ -645,12 +648,16 @@ class OnePerFaultOperator:
     labels of the first alert that names the fault's target, else of the first alert (lowest
     id), with :func:`rca_category` of its rule and the newest change of that workload. So it
     localizes every fault alert-spam can localize, with one incident per fault instead of one
-    per alert. Never acts or resolves.
+    per alert: when an alert naming the target arrives only after the incident was reported,
+    it re-files the RCA (later RCAs replace earlier ones), as alert-spam's incident for that
+    alert would name it. Never acts or resolves.
     """
 
     name: str = "one-per-fault"
     reported: dict[str, str] = field(default_factory=dict)
     """``fault@t_inject`` -> incident id."""
+    renamed: set[str] = field(default_factory=set)
+    """Incidents whose RCA already names the fault's target."""
 
     def invoke(self, inv: Invocation) -> None:
         run = inv.tools.run
@@ -675,7 +682,24 @@ class OnePerFaultOperator:
                 continue
             key = f"{rec.spec.id}@{inst.t_inject:g}"
             alerts = support.get(rec.spec.id)
-            if key in self.reported or not alerts:
+            if not alerts:
+                continue
+            # Only the alerts the fault could have caused (active since its injection): alerts of
+            # an earlier fault still firing through it would make the incident about that fault.
+            alerts = [a for a in alerts if a.active_at >= inst.t_inject]
+            if not alerts:
+                continue
+            if key in self.reported:
+                # A supporting alert naming the target arrived after the report: alert-spam would
+                # file an RCA naming it for that alert, so this operator re-files its RCA once.
+                if key in self.renamed:
+                    continue
+                s = s or _Session(inv)
+                names = s.workload_names(alerts)
+                better = next((a for a in alerts if workload_of(a.labels, names) == rec.spec.target), None)
+                if better is not None and s.affords("report_rca"):
+                    self.renamed.add(key)
+                    s.file_rca(self.reported[key], rec.spec.target, [better], "one-per-fault: as alert-spam would")
                 continue
             s = s or _Session(inv)
             if not s.affords(*RCA_COST):
@@ -687,5 +711,7 @@ class OnePerFaultOperator:
                 continue
             self.reported[key] = incident
             workload = workload_of(first.labels, names)
+            if workload == rec.spec.target:
+                self.renamed.add(key)
             if workload is not None:
                 s.file_rca(incident, workload, [first], "one-per-fault: as alert-spam would")

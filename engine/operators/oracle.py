@@ -17,7 +17,10 @@ Every invocation, for each live fault whose symptom probe is failing:
    that are not ready anyway, such as those stranded on a lost node, at once); if the probe
    is still failing once the remedy's time to take effect
    (:func:`faults.qualify.remedy_grace_seconds`) has passed, it applies the remedy again,
-   computed from the state then;
+   computed from the state then. Once the rollback of a code change has rolled out, it also
+   reverts the commit on the repository head (:func:`faults.inject.revert_commit_step`), so
+   that the next build from the head does not deploy the defect again (shipped earlier, the
+   revert's rollout would supersede the rollback's halfway and keep a defective pod serving);
 4. **declare**: it resolves the incident only once the repair is durable -- the probe has
    passed through the whole outcome soak (:data:`scoring.gates.SOAK_S`) -- or the fault has
    been reverted, so it never makes a false declaration.
@@ -28,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from faults.inject import defect_deployed, remedy_steps
+from faults.inject import defect_deployed, remedy_steps, revert_commit_step
+from faults.probes import rollout_status
 from faults.qualify import remedy_grace_seconds
 from scoring.attribution import FaultWindow, candidates
 from scoring.gates import SOAK_S
@@ -50,6 +54,8 @@ class OracleOperator:
     resolved: set[str] = field(default_factory=set)
     restarts: dict[str, list[str]] = field(default_factory=dict)
     """Fault id -> pods of its rolling restart not restarted yet."""
+    revert_pending: set[str] = field(default_factory=set)
+    """Code-change faults rolled back whose commit is still to be reverted on the head."""
 
     def invoke(self, inv: Invocation) -> None:
         run = inv.tools.run
@@ -100,6 +106,8 @@ class OracleOperator:
             return
         for step in steps:
             inv.tools.call(step.tool, {**step.args, "incident": incident})
+        if rec.spec.mechanism == "code-change" and rec.spec.remedy.action == "rollback":
+            self.revert_pending.add(rec.spec.id)
 
     def _roll(self, inv: Invocation, rec: FaultRecord, incident: str) -> None:
         """Restart the fault's pending pods: stuck ones at once, healthy ones one at a time."""
@@ -139,6 +147,12 @@ class OracleOperator:
         if self.restarts.get(fid):
             self._roll(inv, rec, incident)
             self.remedied_at[fid] = run.now
+            return
+        if fid in self.revert_pending and rollout_status(run.sim, rec.spec.target).ok:
+            self.revert_pending.discard(fid)
+            revert = revert_commit_step(run.sim, inst)
+            if revert is not None:
+                inv.tools.call(revert.tool, {**revert.args, "incident": incident})
             return
         grace = remedy_grace_seconds(run.sim.app, rec.spec)
         if _failing(rec) and run.now - self.remedied_at.get(fid, run.now) >= grace:

@@ -5,11 +5,10 @@ Every invocation the runbook operator:
 1. takes the firing alerts not yet in one of its incidents and merges them by the
    workload they name (the ``service``/``deployment``/``statefulset`` label, or the owner of
    the ``pod`` label -- the workload ``kubectl get deployments,statefulsets -o name`` lists
-   whose name the pod's name starts with) and, for request alerts, the route (``handler``),
-   as Alertmanager groups notifications: an alert joins its group's open incident when it
-   became active within :data:`MERGE_WINDOW_S` of that incident's first alert, and opens a
-   new incident otherwise (a new burst on a workload whose old alerts still fire is a new
-   incident, not more of the old one);
+   whose name the pod's name starts with), as Alertmanager groups notifications: an alert
+   joins its workload's open incident when it became active within :data:`MERGE_WINDOW_S` of
+   that incident's first alert, and opens a new incident otherwise (a new burst on a
+   workload whose old alerts still fire is a new incident, not more of the old one);
 2. reports each new incident (title: the alert names and the workload) and its root
    cause *from the alert labels alone*: the workload the alerts name, a category by the
    highest-priority rule (deployment-level rules -> ``configuration``, pod-level and
@@ -29,7 +28,9 @@ Every invocation the runbook operator:
    PodNotReady                     restart pod                pod
    ==============================  =========================  ===========
 
-4. declares an incident resolved once none of its alerts is firing.
+4. declares an incident resolved once none of its alerts has fired for :data:`QUIET_S` (an
+   alert that stops firing while the fault is still there -- a crash-looping pod between
+   restarts, an error rate dipping under its threshold -- does not yet mean it is fixed).
 
 Request-level alerts (error rates, latency) are correlated and reported but have no
 runbook action, which is why the baseline localises often and repairs rarely. It sees the
@@ -59,8 +60,11 @@ RULE_TABLE: tuple[tuple[str, str], ...] = (
 )
 """SRE-Marathon Table 6, in priority order."""
 SCALE_TO = 2
-MERGE_WINDOW_S = 300.0
-"""Alerts of one group that became active within 5 minutes of the group's first are one incident."""
+QUIET_S = 600.0
+"""An incident is declared resolved once none of its alerts has fired for 10 minutes."""
+MERGE_WINDOW_S = 120.0
+"""Alerts of one workload that became active within 2 minutes of the incident's first are one incident
+(one burst: a fault's alerts turn pending within a rate window of each other)."""
 POD_RULES = ("ContainerOOMKilled", "PodStatusError", "PodNotReady", "FailedPodsDetected")
 DEPLOYMENT_RULES = ("DeploymentNotReady", "DeploymentReplicasUnavailable", "DeploymentGenerationMismatch")
 REQUEST_RULES = ("HighRequestErrorRate", "EndpointErrorRate", "HighRequestLatency")
@@ -91,7 +95,7 @@ class RunbookOperator:
 
     name: str = "runbook"
     open_incidents: dict[tuple[str, str], list[_Incident]] = field(default_factory=dict)
-    """Open incidents per group (workload, route handler or ""), oldest first."""
+    """Open incidents per group (workload, ""), oldest first."""
     acted: set[str] = field(default_factory=set)
     claimed: set[int] = field(default_factory=set)
     workloads: list[str] = field(default_factory=list)
@@ -106,7 +110,7 @@ class RunbookOperator:
             workload = self._owner(a)
             if workload is None or a.id in self.claimed:
                 continue
-            groups.setdefault((workload, a.labels.get("handler", "")), []).append(a)
+            groups.setdefault((workload, ""), []).append(a)
         for key in sorted(groups):
             workload = key[0]
             for a in sorted(groups[key], key=lambda a: (a.active_at, a.id)):
@@ -129,14 +133,24 @@ class RunbookOperator:
                 if incident.id not in self.acted:
                     self._act(inv, incident.id, workload, incident.pending)
                 incident.pending = []
-        firing_ids = {a.id for a in firing}
+        by_id = {a.id: a for a in inv.alerts}
         for _workload, incidents in sorted(self.open_incidents.items()):
             for incident in list(incidents):
-                if incident.id and not firing_ids & set(incident.alerts):
+                if incident.id and all(self._quiet(by_id.get(a), inv.t) for a in incident.alerts):
                     inv.call("resolve_incident", incident=incident.id)
                     incidents.remove(incident)
                 elif not incident.id and not incident.pending:
                     incidents.remove(incident)
+
+    @staticmethod
+    def _quiet(alert: AlertInstance | None, now: float) -> bool:
+        """Whether an alert has not fired for :data:`QUIET_S` (it ended that long ago)."""
+        if alert is None:
+            return True
+        if alert.state in ("pending", "firing"):
+            return False
+        ended = alert.ended_at
+        return ended is None or now - ended >= QUIET_S
 
     def _owner(self, alert: AlertInstance) -> str | None:
         return workload_of(alert.labels, self.workloads)
