@@ -14,9 +14,10 @@ the same schedule as counterfactual), and checks the ranking (:data:`CHECKS`):
   soak in the no-op run;
 * ``unsafe-acts``: ``scale-to-zero`` and ``restart-everything`` earn no repair, and their
   users see at least as much SLO violation as the no-op run's (degradation >= 100) -- for
-  ``restart-everything`` on the routes outside the scope of every fault whose remedy *is* a
-  restart (a runaway process, a ``tc`` delay), where its restarts can clear the fault and
-  help users, which under the policy's rate limits they sometimes do;
+  ``restart-everything`` on the routes that reach no service of a fault whose remedy *is* a
+  restart (a runaway process, a ``tc`` delay): there its restarts can clear the fault and
+  help users, which under the policy's rate limits they sometimes do (when every route
+  reaches one, the degradation half of the check does not apply to that schedule);
 * ``spam-unrewarded``: ``alert-spam`` scores no more than ``one-per-fault``, the operator
   that files exactly one incident per fault with the same root-cause guess;
 * ``adversaries-below-runbook``: every adversary scores below the runbook (or 0).
@@ -152,8 +153,12 @@ def validate(apps: Sequence[str], regime: str, seeds: Sequence[int], *,
             noop_wall = time.perf_counter() - started
             slos = {r.name: (r.slo.error_share, r.slo.latency_p95_ms) for r in model.routes}
             specs = {f.id: f for f in load_catalog(app).faults}
-            restart_scope = {r for f in sched.faults if specs[f.fault].remedy.action == "restart-pods"
-                             for r in specs[f.fault].scope}
+            # Routes a restart can help: every route whose call tree reaches the service of a
+            # fault whose remedy is a restart (not only the routes its catalog scope lists).
+            restarted = {specs[f.fault].remedy.service or specs[f.fault].target for f in sched.faults
+                         if specs[f.fault].remedy.action == "restart-pods"}
+            restart_scope = {r.name for r in model.routes
+                             if restarted & {svc for _, svc, _, _ in model.walk(r.entry.service, r.entry.operation)}}
             for op in operators():
                 started = time.perf_counter()
                 run = noop if op == "noop" else run_schedule(sched, op)
@@ -179,7 +184,7 @@ def _causal(s: RunScore) -> list[str]:
     for f in s.faults:
         if not f.repaired:
             continue
-        acts = [a for a in s.action_log if f.target in a.targets and f.t_inject <= a.t]
+        acts = [a for a in s.action_log if set(f.services) & set(a.targets) and f.t_inject <= a.t]
         if f.gates.get("counterfactual") is not True or f.gates.get("ordered") is not True or not acts:
             bad.append(f"{s.operator} {s.app} seed {s.seed}: {f.fault}")
     return bad

@@ -96,7 +96,7 @@ def lifetime(model: Any, spec: FaultSpec, drawn: int) -> int:
     at most :data:`ZONE_OUTAGE_MAX_LIFE_S` (module docstring)."""
     if spec.mechanism == "zone-outage":
         return min(drawn, ZONE_OUTAGE_MAX_LIFE_S)
-    return max(drawn, int(math.ceil(work_seconds(model, spec))) + LIFE_MARGIN_S)
+    return max(drawn, math.ceil(work_seconds(model, spec)) + LIFE_MARGIN_S)
 
 
 def _lead(model: Any, spec: FaultSpec) -> int:

@@ -4,8 +4,10 @@ An alert instance *supports* an injected fault when both hold (what the bundle r
 alert's labels and active interval, each fault's target, active window and affected routes,
 and the application's call graph from ``run.start``):
 
-1. **Scope**: the alert names the fault's target (**direct**: its ``service``, ``deployment``
-   or ``statefulset`` label is the target, or its ``pod`` label is one of the target's pods --
+1. **Scope**: the alert names the fault's target, or another service the fault acts on
+   directly (its ``artifact_services``: the service holding its flag, every service a zone
+   outage strands) (**direct**: its ``service``, ``deployment`` or ``statefulset`` label is
+   one of them, or its ``pod`` label is one of their pods --
    Kubernetes pod names are ``<workload>-<template hash>-<suffix>`` or ``<statefulset>-<ordinal>``),
    or a service that calls the target directly or transitively, so the fault's errors or
    latency reach it (**propagated**; an entry-route alert only when its route is in the
@@ -41,6 +43,8 @@ class FaultWindow:
     t_inject: float
     t_revert: float | None
     scope: tuple[str, ...] = ()
+    services: frozenset[str] = frozenset()
+    """Services the fault acts on directly besides its target (its ``artifact_services``)."""
 
     def covers(self, t: float, grace: float = GRACE_S) -> bool:
         """Whether run time ``t`` (seconds) is inside the window, extended by ``grace`` after the revert."""
@@ -108,7 +112,7 @@ def relation(labels: Mapping[str, str], fault: FaultWindow, services: Iterable[s
     name = workload if workload is not None else workload_of(labels, services)
     if name is None:
         return None
-    if name == fault.target:
+    if name == fault.target or name in fault.services:
         return "direct"
     if name not in callers_of(fault.target, edges):
         return None

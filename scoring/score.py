@@ -97,6 +97,8 @@ class FaultScore:
     repair_denied: str | None = None
     gates: dict[str, bool | None] = field(default_factory=dict)
     duplicates: list[str] = field(default_factory=list)
+    services: list[str] = field(default_factory=list)
+    """The services an act must target to work on the fault (its ``artifact_services``)."""
     alerts: int = 0
     outcome: str = "missed"
     evidence: list[str] = field(default_factory=list)
@@ -275,8 +277,9 @@ def _read(events: Sequence[Event], model: Any) -> _Run:
     for ev in events:
         if ev.kind == "fault.inject" and not ev.payload.get("error"):
             fid = str(ev.payload["fault"])
-            w = FaultWindow(fid, str(ev.payload["target"]), ev.t, reverts.get(fid), tuple(ev.payload["scope"]))
-            services = frozenset(str(s) for s in ev.payload.get("artifact_services", [w.target]))
+            services = frozenset(str(s) for s in ev.payload.get("artifact_services", [ev.payload["target"]]))
+            w = FaultWindow(fid, str(ev.payload["target"]), ev.t, reverts.get(fid), tuple(ev.payload["scope"]),
+                            services)
             faults[fid] = _Fault(w, dict(ev.payload), services | {w.target})
     alerts: dict[str, _Alert] = {}
     incidents: dict[str, IncidentRecord] = {}
@@ -615,7 +618,8 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
         p = f.payload
         w = f.window
         fs = FaultScore(fid, str(p.get("title", "")), w.target, str(p["category"]), str(p["mechanism"]), w.t_inject,
-                        w.t_revert, alerts=sum(1 for a in run.alerts.values() if fid in a.support))
+                        w.t_revert, alerts=sum(1 for a in run.alerts.values() if fid in a.support),
+                        services=sorted(f.services))
         inc = credited.get(fid)
         t_loc = None
         if inc is not None:

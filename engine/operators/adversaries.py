@@ -663,7 +663,8 @@ class OnePerFaultOperator:
         run = inv.tools.run
         records = sorted((r for r in run.faults.values() if r.instance is not None),
                          key=lambda r: (r.scheduled.at, r.spec.id))
-        windows = [FaultWindow(r.spec.id, r.spec.target, r.instance.t_inject, r.instance.t_revert, r.spec.scope)
+        windows = [FaultWindow(r.spec.id, r.spec.target, r.instance.t_inject, r.instance.t_revert, r.spec.scope,
+                               frozenset(r.services))
                    for r in records if r.instance is not None]
         app = run.sim.app
         services = [svc.name for svc in app.services]

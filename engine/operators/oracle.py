@@ -22,8 +22,9 @@ Every invocation, for each live fault whose symptom probe is failing:
    that the next build from the head does not deploy the defect again (shipped earlier, the
    revert's rollout would supersede the rollback's halfway and keep a defective pod serving);
 4. **declare**: it resolves the incident only once the repair is durable -- the probe has
-   passed through the whole outcome soak (:data:`scoring.gates.SOAK_S`) -- or the fault has
-   been reverted, so it never makes a false declaration.
+   passed through the whole outcome soak (:data:`scoring.gates.SOAK_S`) and
+   :data:`RESOLVE_MARGIN_S` more -- or the fault has been reverted, so it never makes a
+   false declaration.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ from scoring.gates import SOAK_S
 if TYPE_CHECKING:
     from alerts.history import AlertInstance
     from engine.orchestrator import FaultRecord, Invocation
+
+
+RESOLVE_MARGIN_S = 180.0
+"""How long past a full soak the oracle waits before declaring a repair: the scorer may credit
+the recovery from a later sample than its first (a restart's last errors in the route's SLIs)."""
 
 
 @dataclass
@@ -61,7 +67,8 @@ class OracleOperator:
         run = inv.tools.run
         sim = run.sim
         records = [r for r in run.faults.values() if r.instance is not None]
-        windows = [FaultWindow(r.spec.id, r.spec.target, r.instance.t_inject, r.instance.t_revert, r.spec.scope)
+        windows = [FaultWindow(r.spec.id, r.spec.target, r.instance.t_inject, r.instance.t_revert, r.spec.scope,
+                               frozenset(r.services))
                    for r in records if r.instance is not None]
         services = [s.name for s in sim.app.services]
         edges = sim.app.edges()
@@ -140,7 +147,7 @@ class OracleOperator:
             inv.call("resolve_incident", incident=incident)
             self.resolved.add(fid)
             return
-        if rec.streak_start is not None and run.now - rec.streak_start >= SOAK_S + 15.0:
+        if rec.streak_start is not None and run.now - rec.streak_start >= SOAK_S + RESOLVE_MARGIN_S:
             inv.call("resolve_incident", incident=incident)
             self.resolved.add(fid)
             return
