@@ -151,10 +151,11 @@ def _cell(row: Row, col: str, value: float | None, spec: str) -> str:
 
 
 def format_table(rows: Sequence[Row], per_app: bool = False) -> str:
-    """The leaderboard as a plain-text table (an APP column first with ``per_app``)."""
+    """The leaderboard as a plain-text table (an APP column first with ``per_app``); the score
+    column is headed by the formula's version (``SCORE/2``: ``marathon-score/2``)."""
     formula = rows[0].formula if rows else FORMULA_VERSION
     head = ["OPERATOR", "RUNS", "CORR", "LOC", "REP", "MTTD", "MTTL", "MTTR", "DEGR%", "PREC", "FD", "RISK",
-            "ACTS", "TOKENS", "COST$", f"SCORE ({formula})"]
+            "ACTS", "TOKENS", "COST$", f"SCORE/{formula.rsplit('/', 1)[-1]}"]
     body = [[r.operator, str(r.runs), _cell(r, "corr", r.corr, ".3f"), _cell(r, "loc", r.loc, ".3f"),
              _cell(r, "rep", r.rep, ".3f"), _cell(r, "mttd", r.mttd, ".0f"), _cell(r, "mttl", r.mttl, ".0f"),
              _cell(r, "mttr", r.mttr, ".0f"), _cell(r, "degradation", r.degradation, ".1f"),

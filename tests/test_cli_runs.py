@@ -71,7 +71,7 @@ def test_a_still_live_fault_of_a_stopped_run_is_open_not_missed(runs: dict[str, 
     live = [f for f in doc["runs"][0]["faults"] if f["t_revert"] is None]
     assert live, "the stopped run should hold faults that were still live"
     assert all(outcomes[f["fault"]] in ("open", "correlated only", "located", "acted on", "handled",
-                                        "fixed, unlocalized") for f in live)
+                                        "repaired") for f in live)
     assert "missed" not in {outcomes[f["fault"]] for f in live}
 
 

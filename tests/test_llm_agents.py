@@ -213,9 +213,11 @@ def test_llm_rows_sit_beside_the_builtin_operators_on_the_leaderboard(tmp_path: 
         _run("rag", srv.url, tmp_path / "rag")
     bundles.append(seal(tmp_path / "rag"))
     assert main(["score", *map(str, bundles), "--no-degradation"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    lines = out.split("\n\n", 1)[0].splitlines()  # the table; notes follow after a blank line
     header = lines[0].split()
     rows = {r[0]: dict(zip(header, r, strict=True)) for r in (line.split() for line in lines[1:]) if r}
+    assert "PROVISIONAL" in out  # scored without the no-op counterfactual, and said so
     assert set(rows) == {"noop", "runbook", "rag"}
     assert rows["noop"]["TOKENS"] == rows["runbook"]["TOKENS"] == "0"
     assert int(rows["rag"]["TOKENS"]) == srv.tokens and float(rows["rag"]["COST$"]) > 0
