@@ -12,14 +12,15 @@ alert-spam           one incident per alert instance, each with an RCA from its 
 lump-all             one incident holding every alert so far; RCAs rotate over workloads
 claim-only           runbook-style incidents and RCAs, each resolved at once; never acts
 scale-to-zero        scales every alerting Deployment to zero, resolves a minute later
-restart-everything   restarts pods of every Deployment, round-robin, at the policy limit
+restart-everything   restarts every pod of every Deployment, round-robin, at the policy limit
 rollback-everything  rolls back every Deployment, round-robin, each at most once per 10 min
 random-act           runbook-style incidents, then 1-3 seeded random acts per invocation
 ==================== ===================================================================
 
 ``one-per-fault`` is not an adversary but the *reference* alert-spam is compared with: it
-reads ground truth like the oracle and files exactly one incident per live fault, with the
-RCA alert-spam would file for the fault's first supporting alert.
+reads ground truth like the oracle and files exactly one incident per live fault, holding
+the alerts the fault could have caused, with the best RCA alert-spam would file for one of
+them.
 
 Shared conventions (the runbook's, :mod:`engine.operators.runbook`):
 

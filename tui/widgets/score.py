@@ -34,7 +34,8 @@ def summary_text(score: RunScore, *, width: int = 60) -> Text:
     out = Text()
     out.append("Score ", style="bold")
     out.append(f"{score.score:.1f} ", style="bold cyan")
-    out.append(f"of 100 · {len(score.faults)} faults\n", style="dim")
+    formula = f" · {score.formula}" if width >= 56 else ""
+    out.append(f"of 100{formula} · {len(score.faults)} faults\n", style="dim")
     bw = max(6, min(30, width - 14))
     for key, label in (("corr", "Corr"), ("loc", "Loc"), ("rep", "Rep")):
         v = float(getattr(score, key))
