@@ -57,7 +57,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.appmodel import load_app, source_root
+from engine.appmodel import AppModelError, load_app, source_root
 from engine.sim.source import build_seconds
 from faults.qualify import onset_seconds, rollout_seconds, work_seconds
 from faults.spec import Catalog, FaultSpec, load_catalog
@@ -209,7 +209,10 @@ def parse_schedule(data: Any, source: str, catalog: Catalog | None = None) -> Sc
     try:
         app = load_app(sched.app)
     except KeyError as exc:
-        raise ScheduleError(source, [("app", str(exc))]) from None
+        raise ScheduleError(source, [("app", str(exc.args[0]) if exc.args else str(exc))]) from None
+    except AppModelError as exc:
+        raise ScheduleError(source, [("app", f"{sched.app!r} is neither a shipped app nor a loadable app file: "
+                                             f"{exc}")]) from None
     try:
         cat = catalog or load_catalog(sched.app)
     except FileNotFoundError:

@@ -7,8 +7,9 @@ pack (SRE-Marathon Tables 4 and 6, the leaderboard default) attributable to the 
 trial is the real path (:func:`engine.validate.qualify_fault`): the fault alone on a
 one-fault schedule, the oracle operator acting through the tools and the policy layer, the
 scorer judging it against the no-op run; it must earn every stage with no false declaration,
-no risky act and no noise incident, and its repair credit must come within
-:func:`faults.qualify.work_seconds` (what the schedule generator gives the fault). Run one app
+no risky act and no noise incident, and its repair credit must fit in the shortest lifetime
+the schedule generator gives the fault (:func:`faults.schedule.lifetime`, from
+:func:`faults.qualify.work_seconds`). Run one app
 with ``-k ob-``, ``-k as-`` or ``-k tt-`` (fault ids start with the app's prefix).
 """
 
@@ -20,7 +21,9 @@ from alerts.rules import load_pack
 from engine.appmodel import load_app
 from engine.validate import qualify_fault
 from faults.qualify import QUALIFYING_PACK, TrialResult, noop_trial, revert_trial, work_seconds
+from faults.schedule import REGIMES, lifetime
 from faults.spec import FaultSpec, load_catalog
+from scoring.gates import MIN_SOAK_S, SOAK_S
 
 APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
 CASES = [(app, fault) for app in APPS for fault in load_catalog(app).faults]
@@ -65,9 +68,13 @@ def test_oracle_earns_every_stage_through_the_tools_and_the_scorer(case: tuple[s
     app, fault = case
     result = qualify_fault(app, fault)
     assert result.ok, result.reason
-    budget = work_seconds(load_app(app), fault)
+    # The shortest lifetime a schedule gives the fault leaves room for the oracle's credit, even
+    # with the soak cut to its minimum by the revert.
+    shortest = lifetime(load_app(app), fault, min(r["life_clip"][0] for r in REGIMES.values()))
+    budget = shortest + SOAK_S - MIN_SOAK_S
     assert result.work_s is not None and result.work_s <= budget, (
-        f"{fault.id}: repair credited {result.work_s} s after injection, later than work_seconds {budget:.0f} s")
+        f"{fault.id}: repair credited {result.work_s} s after injection; the shortest lifetime it gets is "
+        f"{shortest} s (work_seconds {work_seconds(load_app(app), fault):.0f} s)")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])

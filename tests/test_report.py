@@ -40,7 +40,7 @@ def test_report_writes_html_with_four_figures(bundle: Path, tmp_path: Path) -> N
     for name in ("timeline.png", "stages.png", "outcomes.png", "actions.png"):
         data = (tmp_path / "rep" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
-    assert "Marathon-Score" in html and "marathon-score/1" in html
+    assert "Marathon-Score" in html and "marathon-score/2" in html
 
 
 def test_score_refuses_a_non_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
