@@ -373,6 +373,7 @@ class ToolBox:
             "tool": name, "tier": tier, "args": _jsonable(args), "targets": list(targets), "allowed": allowed,
             "reason": reason, "ok": result.ok, "result": summary[:400], "tokens": tokens,
             "operator": self.operator, "invocation": self.invocation,
+            "in_invocation": bool(getattr(self.run, "_in_invocation", False)),
         })
 
     # ----------------------------------------------------------------- targets
