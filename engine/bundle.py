@@ -66,13 +66,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from engine.events import GENESIS, Event, canonical, check_payload
+from engine.events import GENESIS, Event, canonical, check_payload, check_payload_types
+from engine.journal import (
+    JOURNAL_FILE,
+    JOURNAL_HEADER,
+    JournalError,
+    discard,
+    has_journal,
+    journal_size,
+    materialize,
+    read_journal,
+)
 from engine.recorder import EVENTS_FILE, SCHEDULE_FILE
 
 BUNDLE_SUFFIX = ".marathon"
 MANIFEST_FILE = "manifest.json"
 FORMAT_NAME = "sre-marathon-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2 adds the optional manifest ``signature`` (:mod:`engine.keys`); version-1 bundles
+still verify."""
+READ_VERSIONS = (1, 2)
 BLOCK = 512
 """Bytes per tar block."""
 RECORD = 20 * BLOCK
@@ -84,6 +97,8 @@ _ZERO_BLOCK = bytes(BLOCK)
 _MANIFEST_KEYS = frozenset(
     {"format", "version", "run_id", "events", "head", "complete", "reason", "recovered", "files_sha256", "files"}
 )
+_MANIFEST_OPTIONAL = frozenset({"signature"})
+_JOURNAL_FILES = frozenset({JOURNAL_FILE, JOURNAL_HEADER})
 _EVENT_KEYS = frozenset({"seq", "t", "kind", "payload", "prev", "hash"})
 _HEADER_FIELDS = (
     (0, "name"), (100, "mode"), (108, "uid"), (116, "gid"), (124, "size"), (136, "mtime"), (148, "chksum"),
@@ -150,6 +165,8 @@ class VerifyReport:
         size: bytes of the bundle file, or of all files of a directory.
         problems: every change found, in the order found; empty when intact.
         notes: facts that are not problems (e.g. a torn last line in an unsealed directory).
+        signer: the public key (hex) of a valid seal signature, or None (unsigned, or invalid:
+            then a problem says so).
     """
 
     path: Path
@@ -163,6 +180,7 @@ class VerifyReport:
     size: int = 0
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    signer: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -173,7 +191,7 @@ class VerifyReport:
         return {"path": str(self.path), "form": self.form, "ok": self.ok, "sealed": self.sealed,
                 "complete": self.complete, "reason": self.reason, "events": self.events, "head": self.head,
                 "files": self.files, "size": self.size, "problems": [p.to_dict() for p in self.problems],
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "signer": self.signer}
 
     def format(self, max_problems: int = 50) -> str:
         """A short human report: status, events, head hash, then every problem with its place.
@@ -189,7 +207,8 @@ class VerifyReport:
                  f"  reason  {self.reason or '-'}",
                  f"  events  {self.events}",
                  f"  head    {self.head}",
-                 f"  files   {self.files} ({self.size} bytes)"]
+                 f"  files   {self.files} ({self.size} bytes)",
+                 f"  signed  {self.signer or '-'}"]
         lines += [f"  note    {n}" for n in self.notes]
         if self.ok:
             lines.append("intact" if self.sealed else "intact so far (not sealed: `marathon seal` closes it)")
@@ -587,6 +606,7 @@ def _load(path: Path) -> _Loaded:
     """
     if path.is_dir():
         names, bad = _walk(path)
+        names = [n for n in names if n not in _JOURNAL_FILES]
         problems = [Problem(b.split(": ", 1)[0], b.split(": ", 1)[1]) for b in bad]
         files: dict[str, _File] = {}
         for name in names:
@@ -594,6 +614,15 @@ def _load(path: Path) -> _Loaded:
                 files[name] = _File(name, (path / name).read_bytes())
             except OSError as exc:
                 problems.append(Problem(f"file {name}", f"cannot be read ({exc.strerror or exc})", file=name))
+        if has_journal(path) and MANIFEST_FILE not in files:  # a live or killed run: read its journal
+            try:
+                lines, side, _torn = read_journal(path)
+            except JournalError as exc:
+                problems.append(Problem(f"file {JOURNAL_FILE}", str(exc), file=JOURNAL_FILE))
+            else:
+                for name, data in {**side, EVENTS_FILE: lines}.items():
+                    files[name] = _File(name, data)
+                names = sorted(files)
         return _Loaded(path, "run directory", files, problems, sum(len(f.data) for f in files.values()), names)
     if not path.exists():
         raise NotARunError(f"{path}: no such bundle or run directory")
@@ -651,15 +680,17 @@ def _manifest_shape(m: Any) -> list[str]:
     if not isinstance(m, dict):
         return ["not a JSON object"]
     out = []
-    if set(m) != _MANIFEST_KEYS:
-        extra, missing = sorted(set(m) - _MANIFEST_KEYS), sorted(_MANIFEST_KEYS - set(m))
+    if not _MANIFEST_KEYS <= set(m) <= _MANIFEST_KEYS | _MANIFEST_OPTIONAL:
+        extra, missing = sorted(set(m) - _MANIFEST_KEYS - _MANIFEST_OPTIONAL), sorted(_MANIFEST_KEYS - set(m))
         out.append(f"fields differ from format {FORMAT_VERSION}" + (f"; unknown {extra}" if extra else "")
                    + (f"; missing {missing}" if missing else ""))
         return out
     if m["format"] != FORMAT_NAME:
         out.append(f"format is {m['format']!r}, not {FORMAT_NAME!r}")
-    if m["version"] != FORMAT_VERSION or type(m["version"]) is not int:
-        out.append(f"version {m['version']!r}: this reader knows version {FORMAT_VERSION}")
+    if m["version"] not in READ_VERSIONS or type(m["version"]) is not int:
+        out.append(f"version {m['version']!r}: this reader knows versions {', '.join(map(str, READ_VERSIONS))}")
+    if "signature" in m and m["version"] < 2:
+        out.append("a signature needs format version 2")
     typed: tuple[tuple[str, type | tuple[type, ...]], ...] = (
         ("run_id", (str, type(None))), ("events", int), ("head", str), ("complete", bool), ("reason", str),
         ("recovered", bool), ("files_sha256", str), ("files", dict))
@@ -812,6 +843,14 @@ def _check(loaded: _Loaded) -> VerifyReport:
     for key, got, want_v, source in checks:
         if got != want_v or type(got) is not type(want_v):
             man_problem(f"{key} is {got!r}; {source} {want_v!r}")
+    if "signature" in manifest:
+        from engine.keys import check_signature
+
+        why = check_signature(manifest["signature"], manifest["head"])
+        if why:
+            man_problem(why)
+        else:
+            rep.signer = manifest["signature"]["public_key"]
 
     # The stream vouches for itself: a chain that holds up to a seal event whose hash is the
     # manifest's head is the sealed stream, so a digest mismatch for it is the manifest's fault.
@@ -919,6 +958,14 @@ class Bundle:
         scan = _scan_events(f.data, f, self.form == "bundle")
         if scan.problems:
             raise BundleError(f"{self.path}: {scan.problems[0]}")
+        bad = [(ln, why) for ln in scan.lines if ln.event is not None
+               for why in check_payload_types(ln.event.kind, ln.event.payload)]
+        if bad:  # a well-chained stream can still carry what no recorder writes (a hand-edited, resealed run)
+            lines = [f"{self.path}: {EVENTS_FILE} line {ln.number} (seq {ln.number - 1}, "
+                     f"{ln.event.kind if ln.event else ''}): {why}" for ln, why in bad[:20]]
+            more = f"\n  ... and {len(bad) - 20} more" if len(bad) > 20 else ""
+            raise BundleError(f"{self.path}: {len(bad)} mistyped event field{'s' if len(bad) > 1 else ''}:\n  "
+                              + "\n  ".join(lines) + more)
         return scan
 
     @property
@@ -1051,7 +1098,8 @@ def _exclusive(path: Path) -> Iterator[BinaryIO]:
                 path.unlink()
 
 
-def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None = None) -> Path:
+def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None = None, inputs: bool = True,
+         sign: bool = True) -> Path:
     """Close a run directory into one bundle file (module docstring: sealing, format).
 
     The directory is changed too: a ``seal`` event is appended to ``events.jsonl`` and
@@ -1064,6 +1112,15 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
             torn last line, keep every complete event, mark the bundle incomplete with the
             reason. The caller makes sure the run's process has stopped.
         out: the bundle path (default :func:`bundle_path`); must not be inside ``run_dir``.
+        inputs: add the inputs a score depends on that a live run keeps hidden: the catalog
+            entries used and the no-op counterfactual (:mod:`engine.sealinputs`; re-runs the
+            schedule without an operator, seconds to a few tens of seconds).
+        sign: sign the head with the sealing key when ``marathon keys init`` made one
+            (:mod:`engine.keys`).
+
+    A run recorded into the encrypted journal (:mod:`engine.journal`) is decrypted first into
+    ``events.jsonl`` and ``schedule.yaml``; the journal and its key are deleted once the
+    bundle is written. Bytes of a torn last journal record count as dropped bytes.
 
     Returns:
         The bundle path.
@@ -1080,12 +1137,19 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
     if not run_dir.is_dir():
         raise NotARunError(f"{run_dir}: not a run directory" + ("" if run_dir.exists() else " (no such path)"))
     events_path = run_dir / EVENTS_FILE
-    if not events_path.is_file():
-        raise NotARunError(f"{run_dir} is not a run directory: it has no {EVENTS_FILE}")
     target = Path(out) if out is not None else bundle_path(run_dir)
     known = f"; its bundle is {bundle_path(run_dir)}" if bundle_path(run_dir).exists() else ""
     if (run_dir / MANIFEST_FILE).exists():
         raise BundleError(f"{run_dir} is already sealed ({MANIFEST_FILE} present){known}")
+    journal_bytes = journal_size(run_dir)
+    journal_torn = 0
+    if has_journal(run_dir):
+        try:
+            journal_torn = materialize(run_dir)
+        except (JournalError, OSError) as exc:
+            raise BundleError(f"{run_dir}: cannot decrypt the run's journal: {exc}") from None
+    if not events_path.is_file():
+        raise NotARunError(f"{run_dir} is not a run directory: it has no {EVENTS_FILE}")
     try:
         data = events_path.read_bytes()
     except OSError as exc:
@@ -1109,7 +1173,7 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
     if events[0].kind != "run.start":
         raise NotARunError(f"{events_path}:1: the first event is {events[0].kind}, not run.start: not a run")
     last = events[-1]
-    complete, reason = _run_reason(last, len(scan.tail))
+    complete, reason = _run_reason(last, len(scan.tail) + journal_torn)
     if not complete and not recover:
         raise BundleError(f"{run_dir}: the run is not complete ({reason}); if its process has stopped, seal it with "
                           "--recover to mark the bundle incomplete")
@@ -1118,7 +1182,12 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
     if target.resolve().is_relative_to(run_dir.resolve()):
         raise BundleError(f"{target}: the bundle cannot be written inside the run directory {run_dir}")
 
+    if inputs:
+        from engine.sealinputs import complete_inputs
+
+        complete_inputs(run_dir, events)
     names, bad = _walk(run_dir)
+    names = [n for n in names if n not in _JOURNAL_FILES]
     if bad:
         raise BundleError(f"{run_dir}: cannot seal: {bad[0]}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
     contents: dict[str, bytes] = {}
@@ -1132,7 +1201,7 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
     digest = files_digest(table)
     payload: dict[str, Any] = {"events": len(events) + 1, "sha256": digest, "files": len(table) + 1,
                                "complete": complete, "reason": reason, "recovered": recover,
-                               "dropped_bytes": len(scan.tail), "format": FORMAT_VERSION}
+                               "dropped_bytes": len(scan.tail) + journal_torn, "format": FORMAT_VERSION}
     check_payload("seal", payload)
     payload = json.loads(canonical(payload))
     seq = len(events)
@@ -1146,6 +1215,15 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
     manifest = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "run_id": run_id if isinstance(run_id, str) else None,
                 "events": seq + 1, "head": seal_ev.hash, "complete": complete, "reason": reason,
                 "recovered": recover, "files_sha256": digest, "files": table}
+    if sign:
+        from engine.keys import SigningKeyError, load_private, sign_head
+
+        try:
+            key = load_private()
+        except SigningKeyError as exc:
+            raise BundleError(f"cannot sign {run_dir}: {exc}") from None
+        if key is not None:
+            manifest["signature"] = sign_head(key, seal_ev.hash)
     manifest_bytes = _dump_manifest(manifest)
     for name in contents:
         try:
@@ -1162,7 +1240,7 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
             # The directory is sealed only once the bundle is safely written; the stream must not
             # have grown meanwhile (a run still going would append after the seal event).
             with events_path.open("r+b") as ev_fh:
-                if os.fstat(ev_fh.fileno()).st_size != len(data):
+                if os.fstat(ev_fh.fileno()).st_size != len(data) or journal_size(run_dir) != journal_bytes:
                     raise BundleError(f"{events_path} grew while sealing: is the run still going? Nothing was "
                                       "sealed")
                 ev_fh.truncate(kept)
@@ -1174,6 +1252,7 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
             man_tmp.write_bytes(manifest_bytes)
             os.replace(man_tmp, run_dir / MANIFEST_FILE)
         os.replace(tmp, target)
+        discard(run_dir)
     except OSError as exc:
         raise BundleError(f"cannot seal {run_dir} into {target}: {exc.strerror or exc} "
                           f"({exc.filename or ''})") from None

@@ -13,11 +13,17 @@ Exit codes of ``marathon seal RUN_DIR [--recover] [-o BUNDLE]``:
   ``--recover``, the bundle file exists, or a write failed;
 * 2 -- not a run directory (no such directory, no ``events.jsonl``, no ``run.start``).
 
-Exit codes of ``marathon verify BUNDLE [--json]`` (a bundle file or a run directory):
+Exit codes of ``marathon verify BUNDLE [--json] [--replay] [--trust KEY]`` (a bundle file
+or a run directory):
 
-* 0 -- intact (for an unsealed directory: the chain holds so far);
-* 1 -- not intact: every problem is printed with its place, or the file is not a bundle;
-* 2 -- no such path.
+* 0 -- intact (for an unsealed directory: the chain holds so far); with ``--replay``, also
+  re-executed clean (:mod:`engine.replay`); with ``--trust``, also signed by KEY;
+* 1 -- not intact: every problem is printed with its place, or the file is not a bundle, or
+  the replay differs (the first differing event is printed), or it is not signed by KEY;
+* 2 -- no such path, or a malformed ``--trust`` key.
+
+``marathon keys init [--force]`` makes the sealing key (:mod:`engine.keys`) and prints its
+public key; ``marathon keys show`` prints it.
 """
 
 from __future__ import annotations
@@ -57,7 +63,42 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("bundle", metavar="BUNDLE", help="a bundle file (*.marathon) or a run directory")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--replay", action="store_true",
+                        help="re-execute the recorded schedule and tool calls on the simulator and check that every "
+                             "event and the chain head are reproduced (about the run's own time)")
+    parser.add_argument("--trust", metavar="KEY", default=None,
+                        help="require a valid seal signature by this Ed25519 public key (64 hex characters, or a "
+                             "file holding them; `marathon keys show` prints yours)")
     parser.set_defaults(func=cmd_verify)
+
+
+def add_keys_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare ``marathon keys init|show`` on ``parser`` and set ``func``."""
+    parser.add_argument("action", choices=("init", "show"), help="init: make the sealing key; show: print its "
+                                                                  "public key")
+    parser.add_argument("--force", action="store_true", help="with init: replace an existing key")
+    parser.set_defaults(func=cmd_keys)
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    """Make or show the sealing key (:mod:`engine.keys`); returns the exit code."""
+    from engine.keys import SigningKeyError, init_key, key_path, load_private, public_hex
+
+    try:
+        if args.action == "init":
+            pub = init_key(force=args.force)
+            print(f"sealing key written to {key_path()} (mode 0600); every seal now signs its bundle")
+            print(f"public key (publish it; `marathon verify --trust KEY` checks it): {pub}")
+            return EXIT_OK
+        key = load_private()
+    except SigningKeyError as exc:
+        print(f"marathon keys: {exc}", file=sys.stderr)
+        return EXIT_PROBLEM
+    if key is None:
+        print(f"marathon keys: no sealing key at {key_path()}; `marathon keys init` makes one", file=sys.stderr)
+        return EXIT_PROBLEM
+    print(public_hex(key))
+    return EXIT_OK
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
@@ -100,16 +141,46 @@ def cmd_verify(args: argparse.Namespace) -> int:
     Returns:
         The exit code (module docstring).
     """
+    from engine.keys import SigningKeyError, trusted_key
+
+    trust = None
+    if getattr(args, "trust", None):
+        try:
+            trust = trusted_key(args.trust)
+        except SigningKeyError as exc:
+            print(f"marathon verify: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     try:
         report = verify(args.bundle)
+        replayed = None
+        if getattr(args, "replay", False) and report.ok:
+            from engine.replay import replay
+
+            replayed = replay(args.bundle)
     except NotARunError as exc:
         print(f"marathon verify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BundleError as exc:
         print(f"marathon verify: {exc}", file=sys.stderr)
         return EXIT_PROBLEM
+    trusted = None
+    if trust is not None:
+        trusted = report.signer == trust
+    ok = report.ok and (replayed is None or replayed.ok) and trusted is not False
     if getattr(args, "json", False):
-        print(json.dumps(report.to_dict(), indent=2))
-    else:
-        print(report.format())
-    return EXIT_OK if report.ok else EXIT_PROBLEM
+        doc = report.to_dict()
+        if replayed is not None:
+            doc["replay"] = replayed.to_dict()
+        if trusted is not None:
+            doc["trusted"] = trusted
+        print(json.dumps(doc, indent=2))
+        return EXIT_OK if ok else EXIT_PROBLEM
+    print(report.format())
+    if replayed is not None:
+        print(replayed.format())
+    if trusted is False:
+        print(f"NOT TRUSTED: {'signed by ' + report.signer if report.signer else 'not signed'}; --trust wants "
+              f"{trust}")
+    elif trusted:
+        print(f"trusted: signed by {trust}")
+    return EXIT_OK if ok else EXIT_PROBLEM

@@ -6,6 +6,10 @@ JSON to ``events.jsonl``, flushing to the operating system at least every
 verifiable prefix. Beside it: ``schedule.yaml`` (the exact schedule replayed) and
 ``run.json`` (what was run). Sealing the directory into a bundle is
 :mod:`engine.bundle`'s job.
+
+:class:`HiddenRecorder` (what a run uses) writes the same lines and every *secret* side
+file (the schedule) into the encrypted journal instead (:mod:`engine.journal`), so nothing
+in a live run directory reveals ground truth; the seal decrypts them into the same files.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engine.events import Event
+from engine.journal import JournalWriter
 
 EVENTS_FILE = "events.jsonl"
 SCHEDULE_FILE = "schedule.yaml"
@@ -45,11 +50,10 @@ class RunRecorder:
         self._last_flush = time.monotonic()
         self.count = 0
 
-    def write_file(self, name: str, text: str) -> None:
-        """Write a side file (schedule, run description) atomically."""
-        tmp = self.dir / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, self.dir / name)
+    def write_file(self, name: str, text: str, *, secret: bool = False) -> None:
+        """Write a side file (schedule, run description) atomically (``secret`` is ignored:
+        this recorder keeps nothing hidden)."""
+        _write_atomic(self.dir / name, text)
 
     def write_json(self, name: str, data: dict[str, Any]) -> None:
         self.write_file(name, json.dumps(data, indent=2, sort_keys=True) + "\n")
@@ -74,6 +78,73 @@ class RunRecorder:
             self.flush()
             self._fh.close()
             self._fh = None
+
+
+class HiddenRecorder:
+    """A :class:`RunRecorder` whose events and secret side files go into the encrypted journal.
+
+    Events are buffered and written as one encrypted record per flush (at most every
+    ``flush_every_s`` wall seconds, and at the end), so a killed run keeps everything flushed.
+
+    Args:
+        run_dir: the run directory; created if missing; must not already hold a run.
+        flush_every_s: maximum wall seconds between flushes.
+
+    Raises:
+        FileExistsError: the directory already holds a recorded run or a journal.
+    """
+
+    def __init__(self, run_dir: str | Path, flush_every_s: float = 2.0) -> None:
+        self.dir = Path(run_dir)
+        events = self.dir / EVENTS_FILE
+        if events.exists() and events.stat().st_size > 0:
+            raise FileExistsError(f"{events} already holds a recorded run; choose another --run-dir")
+        self._journal: JournalWriter | None = JournalWriter(self.dir)
+        self._buffer: list[str] = []
+        self.flush_every_s = flush_every_s
+        self._last_flush = time.monotonic()
+        self.count = 0
+
+    def write_file(self, name: str, text: str, *, secret: bool = False) -> None:
+        """Write a side file: plainly and atomically, or (``secret``) into the journal."""
+        if secret:
+            if self._journal is not None:
+                self._journal.file(name, text.encode("utf-8"))
+                self._journal.flush()
+            return
+        _write_atomic(self.dir / name, text)
+
+    def write_json(self, name: str, data: dict[str, Any]) -> None:
+        self.write_file(name, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+    def __call__(self, event: Event) -> None:
+        if self._journal is None:
+            return
+        self._buffer.append(event.to_json() + "\n")
+        self.count += 1
+        if time.monotonic() - self._last_flush >= self.flush_every_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._journal is not None:
+            if self._buffer:
+                self._journal.events("".join(self._buffer).encode("utf-8"))
+                self._buffer = []
+            self._journal.flush()
+            self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        if self._journal is not None:
+            self.flush()
+            self._journal.close()
+            self._journal = None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def read_events(run_dir: str | Path) -> list[Event]:

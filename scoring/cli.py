@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from scoring.score import FORMULA_VERSION, FORMULAS, RunScore
 
@@ -86,18 +87,63 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
         meta = start.payload
     except (BundleError, OSError, ValueError) as exc:
         raise ScoreError(str(exc)) from None
+    model = _bundle_app(bundle, path)
     noop = None
     if degradation:
-        try:
-            noop = noop_counterfactual(str(meta["app"]), int(meta["seed"]), bundle.schedule_text)
-        except Exception as exc:  # a schedule this version cannot replay: provisional repair credit
-            print(f"marathon: {path}: no-op counterfactual unavailable ({exc}); repair credit is provisional",
-                  file=sys.stderr)
+        noop = _bundle_counterfactual(bundle, path)
+        if noop is None:  # a bundle sealed before it carried one: re-simulate on this engine
+            try:
+                noop = noop_counterfactual(str(meta["app"]), int(meta["seed"]), bundle.schedule_text)
+                print(f"marathon: {path}: the bundle carries no counterfactual; re-simulated the no-op run on the "
+                      "installed engine", file=sys.stderr)
+            except Exception as exc:  # a schedule this version cannot replay: provisional repair credit
+                print(f"marathon: {path}: no-op counterfactual unavailable ({exc}); repair credit is provisional",
+                      file=sys.stderr)
     try:
-        score = score_events(events, counterfactual=noop, integrity=integrity, formula=formula)
-    except ValueError as exc:
+        score = score_events(events, app=model, counterfactual=noop, integrity=integrity, formula=formula)
+    except (ValueError, KeyError) as exc:
         raise ScoreError(f"{path}: {exc}") from None
+    from engine.replay import replay_status
+
+    score.replayed = replay_status(report.head)
     return score, events
+
+
+def _bundle_app(bundle: Any, path: str | Path) -> Any:
+    """The app model the bundle carries (``app.yaml``), or None for an older bundle (the
+    installed model of the same name is used).
+
+    Raises:
+        ScoreError: the carried model does not load.
+    """
+    import yaml
+
+    from engine.appmodel import AppModelError, parse_app
+    from engine.orchestrator import APP_FILE
+
+    if APP_FILE not in bundle.names():
+        return None
+    try:
+        return parse_app(yaml.safe_load(bundle.read_text(APP_FILE)), f"{path}:{APP_FILE}")
+    except (AppModelError, yaml.YAMLError, ValueError) as exc:
+        raise ScoreError(f"{path}: {APP_FILE}: {exc}") from None
+
+
+def _bundle_counterfactual(bundle: Any, path: str | Path) -> Any:
+    """The no-op counterfactual the bundle carries (``counterfactual.json``), or None.
+
+    Raises:
+        ScoreError: the carried counterfactual is malformed.
+    """
+    from engine.sealinputs import COUNTERFACTUAL_FILE
+    from scoring.counterfactual import Counterfactual
+
+    if COUNTERFACTUAL_FILE not in bundle.names():
+        return None
+    try:
+        return Counterfactual.from_dict(bundle.read_json(COUNTERFACTUAL_FILE))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ScoreError(f"{path}: {COUNTERFACTUAL_FILE} is malformed: {exc}") from None
 
 
 def cmd_score(args: argparse.Namespace) -> int:

@@ -24,7 +24,6 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -147,22 +146,14 @@ def cache_dir() -> Path:
     return Path(root) / "noop"
 
 
-@lru_cache(maxsize=1)
 def code_digest() -> str:
-    """SHA-256 over the source of everything that decides what a no-op run does: the
-    simulator, the app models and their source trees, the fault catalogs and injection,
-    the schedule format and the orchestrator (so the cache never outlives a code change)."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(CACHE_VERSION.encode())
-    parts = [root / "engine" / "sim", root / "engine" / "apps", root / "faults",
-             root / "engine" / "orchestrator.py", root / "engine" / "health.py", root / "scoring" / "gates.py"]
-    for part in parts:
-        files = [part] if part.is_file() else sorted(p for p in part.rglob("*") if p.is_file()
-                                                     and "__pycache__" not in p.parts)
-        for path in files:
-            h.update(path.relative_to(root).as_posix().encode() + b"\0")
-            h.update(path.read_bytes())
-    return h.hexdigest()
+    """SHA-256 over the engine's code (:func:`engine.identity.code_sha256`: the simulator, the
+    app models and their source trees, the fault catalogs, the orchestrator, the tools and the
+    scorer), so the cache never outlives a code change: the no-op run's head hash, which the
+    counterfactual's reference names, covers ``run.start``'s engine identity."""
+    from engine.identity import code_sha256
+
+    return code_sha256()
 
 
 def noop_counterfactual(app: str, seed: int, schedule_text: str, *, use_cache: bool = True) -> Counterfactual:

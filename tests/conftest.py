@@ -33,3 +33,10 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA} (set SRE_MARATHON_SHARED_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Journal and sealing keys go to a per-session state directory, not the user's
+    (``SRE_MARATHON_STATE``; subprocesses inherit it). A test of signing makes its own key."""
+    os.environ["SRE_MARATHON_STATE"] = str(tmp_path_factory.mktemp("state"))
