@@ -511,6 +511,15 @@ class Orchestrator:
         self.advance_to(self.now + seconds)
 
     @property
+    def next_invocation_t(self) -> float:
+        """Run time of the next operator invocation, seconds (during one: the one after it,
+        counting the cadences an overrunning invocation skips)."""
+        nxt = self._next_invoke
+        while nxt <= self.now + 1e-9:
+            nxt += self.cadence_s
+        return nxt
+
+    @property
     def over(self) -> bool:
         """True once run time has reached the end (the operator's calls are refused from then on)."""
         return self.finished or self.now >= self.end_t - 1e-9

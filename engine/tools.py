@@ -4,7 +4,7 @@ Every operator -- a built-in agent, an LLM, an external harness, the human at th
 terminal -- sees the system only through these tools (DESIGN section 7):
 
 * **read**: ``get_alerts``, ``get_topology``, ``kubectl_get``, ``kubectl_describe``,
-  ``query_logs``, ``code_search``, ``get_deploy_history``;
+  ``query_logs``, ``code_search``, ``get_deploy_history``, ``get_time``;
 * **report**: ``report_incident``, ``report_rca``, ``resolve_incident``;
 * **act**: ``restart_pod``, ``scale_deployment``, ``rollback``, ``deploy_patch``,
   ``set_config`` -- each must name an open incident and passes the policy layer;
@@ -12,14 +12,29 @@ terminal -- sees the system only through these tools (DESIGN section 7):
   operator's own notes, confined to its workspace.
 
 Arguments are pydantic models, so each tool has a JSON Schema usable for LLM function
-calling (:func:`tool_schemas`); malformed arguments come back to the operator as an
-error result, never as an exception in the engine. Every call is recorded as a
-``tool.call`` event with its typed arguments, target set, policy decision and result; an
-executed act call also as ``action.executed``.
+calling (:func:`tool_schemas`). :meth:`ToolBox.call` never raises: before a tool's model
+sees them, arguments are bounded and checked by :func:`engine.toolargs.bound_arguments`
+(caps: 64 KiB per string argument, a ``deploy_patch`` diff up to 1 MiB, ``workspace_write``
+text up to 256 KiB, 1 MiB + 64 KiB per call, 6 levels of nesting, 64 keys per object, 500
+items per list, 64-bit integers, finite numbers, no lone surrogates, no control characters
+except ``\\n``, ``\\t``, ``\\r`` in free text); malformed arguments come back as an error
+result naming the argument (``invalid arguments for set_config: value: lone surrogate
+U+D800 at character 3``). Every call is recorded as a ``tool.call`` event with its bounded
+arguments (a rejected value over a cap or not representable in JSON as an
+``{"$unrecorded": ...}`` marker), target set, policy decision and result; an executed act
+call also as ``action.executed``. Recording is replayable: calling again with the recorded
+``tool``, ``args`` and ``tokens`` on the same state records the same ``tool.call``.
+
+Every result carries the run time it was answered at (:attr:`ToolResult.t`); ``get_time``
+reads the clock: run time, cadence, invocation number, time to the next invocation.
+
+``code_search`` regular expressions run on RE2 (linear time: no pattern can stall a run);
+RE2 has no backreferences or lookaround, and such patterns are refused with an error.
 
 Modeled run time per call (:data:`COST_S`): read 5 s, report 3 s, act 10 s, workspace
 1 s -- the time a person or agent spends issuing the call and reading its answer, so a
-busy operator is slower on the virtual clock, as it would be live.
+busy operator is slower on the virtual clock, as it would be live. ``get_time`` costs 1 s
+(:attr:`ToolSpec.cost_s`): a glance at a clock, not an investigation.
 
 Nothing here reads ground truth: tools see the substrate (cluster, series, logs, traces,
 source, pipeline log), the alert history and the operator's own workspace and reports.
@@ -39,6 +54,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine.policy import Decision, IncidentBook, Policy
 from engine.sim.k8s import EPOCH
 from engine.substrate import SubstrateError
+from engine.toolargs import (
+    bound_arguments,
+    format_problems,
+    marker,
+    normalize_tokens,
+    printable,
+    recorded_tool_name,
+)
 from engine.workspace import Workspace, WorkspaceError
 
 if TYPE_CHECKING:
@@ -96,9 +119,11 @@ class CodeSearchArgs(ToolArgs):
     service: str
     ref: Literal["deployed", "head"] = Field("deployed", description="the revision the pods run (deployed), or "
                                                                      "the repository head patches apply to")
-    pattern: str | None = Field(None, description="text or regular expression to find; omit to read a file")
+    pattern: str | None = Field(None, description="text or regular expression to find (at most 64 KiB); omit to "
+                                                  "read a file")
     path: str | None = Field(None, description="limit to files whose path contains this; alone, prints the file")
-    regex: bool = Field(False, description="treat pattern as a Python regular expression")
+    regex: bool = Field(False, description="treat pattern as an RE2 regular expression (Python-like syntax; no "
+                                           "backreferences or lookaround)")
     context: int = Field(2, ge=0, le=10, description="lines of context around each match")
     max_matches: int = Field(40, ge=1, le=200)
 
@@ -145,7 +170,7 @@ class RollbackArgs(ToolArgs):
 class DeployPatchArgs(ToolArgs):
     service: str
     diff: str = Field(min_length=10, description="a unified diff (git diff format) against the repository head "
-                                                 "(code_search with ref=head shows it)")
+                                                 "(code_search with ref=head shows it); at most 1 MiB")
     summary: str = Field(min_length=3, max_length=200, description="commit subject")
     incident: str
 
@@ -167,8 +192,12 @@ class WorkspaceReadArgs(ToolArgs):
 
 class WorkspaceWriteArgs(ToolArgs):
     path: str
-    text: str
+    text: str = Field(description="the text (at most 256 KiB per call; a workspace file holds at most 1 MB)")
     append: bool = False
+
+
+class GetTimeArgs(ToolArgs):
+    pass
 
 
 @dataclass
@@ -180,6 +209,8 @@ class ToolResult:
     error: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
     denied: bool = False
+    t: float | None = None
+    """Run time the call was answered at, seconds (its modeled cost is spent afterwards)."""
 
     def text(self) -> str:
         """The result as the operator reads it."""
@@ -190,10 +221,18 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """One tool: name, tier, argument model, description, and its modeled cost (None: the tier's)."""
+
     name: str
     tier: Tier
     args: type[ToolArgs]
     description: str
+    cost_s: float | None = None
+
+    @property
+    def cost(self) -> float:
+        """Modeled run time of one call, seconds."""
+        return COST_S[self.tier] if self.cost_s is None else self.cost_s
 
 
 TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
@@ -208,6 +247,9 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
              "Search (or read) the source of the revision a service is running, or of its repository head."),
     ToolSpec("get_deploy_history", "read", DeployHistoryArgs,
              "The build pipeline's log of changes: id, time, service, kind, revision, author, summary."),
+    ToolSpec("get_time", "read", GetTimeArgs,
+             "The run clock: run time (seconds and m:ss), the invocation cadence, your current invocation number "
+             "and the run time until the next invocation. Costs 1 s of run time.", cost_s=1.0),
     ToolSpec("report_incident", "report", ReportIncidentArgs,
              "Open an incident grouping alerts that share one cause. Returns the incident id."),
     ToolSpec("report_rca", "report", ReportRcaArgs,
@@ -284,6 +326,7 @@ class ToolBox:
             "query_logs": self._query_logs,
             "code_search": self._code_search,
             "get_deploy_history": self._deploy_history,
+            "get_time": self._get_time,
             "report_incident": self._report_incident,
             "report_rca": self._report_rca,
             "resolve_incident": self._resolve_incident,
@@ -299,82 +342,113 @@ class ToolBox:
 
     # ----------------------------------------------------------------- dispatch
 
-    def call(self, name: str, args: dict[str, Any] | str | None = None, *, tokens: int = 0) -> ToolResult:
-        """Run one tool call end to end: parse, decide, execute, record, spend time.
+    def call(self, name: str, args: Any = None, *, tokens: Any = 0) -> ToolResult:
+        """Run one tool call end to end: bound, parse, decide, execute, record, spend time.
 
-        Never raises for bad input: unknown tools and malformed arguments return an
-        error result (and are recorded).
+        Args:
+            name: the tool's name.
+            args: an object of arguments, JSON text of one, or None; anything else is
+                rejected (and recorded) as malformed.
+            tokens: model tokens the operator spent on this call (normalized by
+                :func:`engine.toolargs.normalize_tokens`; what is recorded).
+
+        Never raises: unknown tools and malformed arguments return an error result (and are
+        recorded); so does a defect in a tool or in recording.
         """
+        try:
+            return self._call(name, args, normalize_tokens(tokens))
+        except Exception as exc:  # the tool layer must never take the run down (module docstring)
+            return ToolResult(False, error=f"internal error in the tool layer: {type(exc).__name__}: "
+                                           f"{printable(str(exc))[:300]}", t=self._clock())
+
+    def _clock(self) -> float | None:
+        try:
+            return float(self.run.now)
+        except Exception:
+            return None
+
+    def _call(self, name: Any, args: Any, tokens: int) -> ToolResult:
         if self.run.over:
-            return ToolResult(False, error="the run has ended; no more tool calls are accepted")
-        spec = TOOLS.get(name)
-        raw: Any = args if args is not None else {}
+            return ToolResult(False, error="the run has ended; no more tool calls are accepted", t=self.run.now)
+        now = self.run.now
+        tool = recorded_tool_name(name)
+        spec = TOOLS.get(tool)
+        recorded, problems = bound_arguments(tool, args)
         if spec is None:
-            result = ToolResult(False, error=f"unknown tool {name!r}; tools: {', '.join(TOOLS)}")
-            self._record(name, "unknown", raw, (), False, "unknown tool", result, tokens)
+            hint = " (the name given was not a short printable string)" if tool.startswith("$unrecorded-") else ""
+            result = ToolResult(False, error=f"unknown tool {tool!r}{hint}; tools: {', '.join(TOOLS)}", t=now)
+            self._record(tool, "unknown", recorded, (), False, "unknown tool", result, tokens)
             return result
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(raw) if raw.strip() else {}
-            except json.JSONDecodeError as exc:
-                result = ToolResult(False, error=f"arguments are not valid JSON: {exc}")
-                self._record(name, spec.tier, {"_raw": raw[:500]}, (), False, "invalid arguments", result, tokens)
-                return result
-        if not isinstance(raw, dict):
-            result = ToolResult(False, error=f"arguments must be a JSON object, got {type(raw).__name__}")
-            self._record(name, spec.tier, {"_raw": str(raw)[:500]}, (), False, "invalid arguments", result, tokens)
+        if problems:
+            result = ToolResult(False, error=format_problems(tool, problems), t=now)
+            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens)
             return result
         try:
-            parsed = spec.args.model_validate(raw)
+            parsed = spec.args.model_validate(recorded)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                                 for e in exc.errors())
-            result = ToolResult(False, error=f"invalid arguments for {name}: {problems}")
-            self._record(name, spec.tier, _jsonable(raw), (), False, "invalid arguments", result, tokens)
+            problems = [f"{'.'.join(printable(str(p))[:80] for p in e['loc']) or 'arguments'}: "
+                        f"{printable(str(e['msg']))[:200]}" for e in exc.errors()]
+            result = ToolResult(False, error=format_problems(tool, problems), t=now)
+            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens)
             return result
         targets: tuple[str, ...] = ()
         decision: Decision | None = None
         if spec.tier == "act":
-            targets, why = self._targets(name, parsed)
+            targets, why = self._targets(tool, parsed)
             if why is not None:
                 decision = Decision(False, why, targets)
             else:
-                decision = self.policy.decide(name, targets, getattr(parsed, "incident", None), self.incidents,
+                decision = self.policy.decide(tool, targets, getattr(parsed, "incident", None), self.incidents,
                                               self.run.now)
             if not decision.allowed:
-                result = ToolResult(False, error=f"denied by policy: {decision.reason}", denied=True)
-                self._record(name, spec.tier, parsed.model_dump(), targets, False, decision.reason, result, tokens)
-                self._spend(spec.tier)
+                result = ToolResult(False, error=f"denied by policy: {decision.reason}", denied=True, t=now)
+                self._record(tool, spec.tier, parsed.model_dump(), targets, False, decision.reason, result, tokens)
+                self._spend(spec)
                 return result
         try:
-            result = self._handlers[name](parsed)
+            result = self._handlers[tool](parsed)
         except (SubstrateError, WorkspaceError, KeyError, ValueError) as exc:
             result = ToolResult(False, error=str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
         except Exception as exc:  # a defect in a tool must not take the run down; the operator sees it
-            result = ToolResult(False, error=f"internal error in {name}: {type(exc).__name__}: {exc}")
+            result = ToolResult(False, error=f"internal error in {tool}: {type(exc).__name__}: {exc}")
         result.output = _clip(result.output)
+        result.error = _clip(result.error) if result.error is not None else None
+        result.t = now
         reason = decision.reason if decision else "read-only" if spec.tier != "report" else "report"
-        self._record(name, spec.tier, parsed.model_dump(), targets, True, reason, result, tokens)
+        self._record(tool, spec.tier, parsed.model_dump(), targets, True, reason, result, tokens)
         if spec.tier == "act" and result.ok:
-            self.run.emit("action.executed", {"tool": name, "args": parsed.model_dump(), "targets": list(targets),
-                                              "operator": self.operator, **{k: v for k, v in result.data.items()
-                                                                            if k in ("change", "revision")}})
-        self._spend(spec.tier)
+            self._emit_safely("action.executed", {
+                "tool": tool, "args": parsed.model_dump(), "targets": list(targets), "operator": self.operator,
+                **{k: v for k, v in result.data.items() if k in ("change", "revision")}})
+        self._spend(spec)
         return result
 
-    def _spend(self, tier: str) -> None:
+    def _spend(self, spec: ToolSpec) -> None:
         if self.spend_time:
-            self.run.spend(COST_S[tier])
+            self.run.spend(spec.cost)
+
+    def _emit_safely(self, kind: str, payload: dict[str, Any]) -> bool:
+        try:
+            self.run.emit(kind, payload)
+            return True
+        except Exception:  # a defect: the call must still answer; the gap shows in the bundle
+            return False
 
     def _record(self, name: str, tier: str, args: Any, targets: tuple[str, ...], allowed: bool, reason: str,
                 result: ToolResult, tokens: int) -> None:
         summary = result.output if result.ok else f"ERROR: {result.error}"
-        self.run.emit("tool.call", {
-            "tool": name, "tier": tier, "args": _jsonable(args), "targets": list(targets), "allowed": allowed,
+        payload = {
+            "tool": name, "tier": tier, "args": args, "targets": list(targets), "allowed": allowed,
             "reason": reason, "ok": result.ok, "result": summary[:400], "tokens": tokens,
             "operator": self.operator, "invocation": self.invocation,
             "in_invocation": bool(getattr(self.run, "_in_invocation", False)),
-        })
+        }
+        if not self._emit_safely("tool.call", payload):
+            # The bounded form is always canonical JSON; if recording still failed, record that the
+            # arguments could not be, rather than nothing.
+            payload["args"] = marker(printable(repr(args)[:10_000]), "the arguments could not be recorded")
+            payload["result"] = printable(summary[:400])
+            self._emit_safely("tool.call", payload)
 
     # ----------------------------------------------------------------- targets
 
@@ -501,10 +575,7 @@ class ToolBox:
             path = paths[0]
             numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(files[path].split("\n"), 1))
             return ToolResult(True, f"==> {a.service}:{path} <==\n{numbered}")
-        try:
-            rx = re.compile(a.pattern if a.regex else re.escape(a.pattern), re.IGNORECASE)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression {a.pattern!r}: {exc}") from None
+        rx = _compile_search(a.pattern, regex=a.regex)
         out: list[str] = []
         count = 0
         for path in paths:
@@ -522,6 +593,17 @@ class ToolBox:
             return ToolResult(True, f"no matches for {a.pattern!r} in {a.service}")
         more = f"\n... more than {a.max_matches} matches" if count > a.max_matches else ""
         return ToolResult(True, "\n--\n".join(out) + more)
+
+    def _get_time(self, a: GetTimeArgs) -> ToolResult:
+        run = self.run
+        now, cadence = float(run.now), float(run.cadence_s)
+        nxt = float(run.next_invocation_t)
+        data = {"t": now, "mmss": _mmss(now), "cadence_s": cadence, "invocation": self.invocation,
+                "in_invocation": bool(getattr(run, "_in_invocation", False)), "next_invocation_t": nxt,
+                "to_next_invocation_s": max(0.0, nxt - now)}
+        inv = f"invocation {self.invocation}" if self.invocation else "no invocation yet"
+        return ToolResult(True, f"run time {_mmss(now)} ({now:g} s); {inv}; invoked every {cadence:g} s; next "
+                                f"invocation at {_mmss(nxt)}, in {_mmss(max(0.0, nxt - now))}", data=data)
 
     def _deploy_history(self, a: DeployHistoryArgs) -> ToolResult:
         recs = self.run.sim.deploy_history(a.service)[-a.limit:]
@@ -673,14 +755,36 @@ class ToolBox:
         return ToolResult(True, f"wrote {a.path} ({size} bytes)")
 
 
+class _Re2Search:
+    """A case-insensitive RE2 pattern with the ``search(line)`` the matcher needs."""
+
+    def __init__(self, pattern: str) -> None:
+        import re2  # google-re2
+
+        options = re2.Options()
+        options.case_sensitive = False
+        options.log_errors = False  # the operator gets the error; stderr stays quiet
+        options.max_mem = 32 << 20
+        try:
+            self._rx = re2.compile(pattern, options)
+        except re2.error as exc:
+            why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+            raise ValueError(f"invalid or unsupported regular expression {pattern[:200]!r}: {why} (RE2 syntax: no "
+                             "backreferences or lookaround)") from None
+
+    def search(self, text: str) -> bool:
+        return self._rx.search(text) is not None
+
+
+def _compile_search(pattern: str, *, regex: bool) -> Any:
+    """A case-insensitive matcher: RE2 for regular expressions (linear time), Python's ``re``
+    for literal text (an escaped literal cannot backtrack)."""
+    if regex:
+        return _Re2Search(pattern)
+    return re.compile(re.escape(pattern), re.IGNORECASE)
+
+
 def _strip_ab(path: str | None) -> str | None:
     if path is None:
         return None
     return path[2:] if path.startswith(("a/", "b/")) else path
-
-
-def _jsonable(obj: Any) -> Any:
-    try:
-        return json.loads(json.dumps(obj, default=str))
-    except (TypeError, ValueError):
-        return str(obj)

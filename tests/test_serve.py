@@ -297,3 +297,96 @@ def test_sigterm_seals_an_incomplete_bundle(server: Any) -> None:
     assert report.ok and report.sealed
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["complete"] is False
+
+
+def _raw_http(base: str, path: str, data: bytes, token: str = TOKEN) -> tuple[int, dict[str, Any]]:
+    req = urllib.request.Request(base + path, data=data, method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_malformed_bodies_get_400_or_413_and_the_server_stays_responsive(server: Any) -> None:
+    import threading
+
+    proc, ready, run_dir = server("--mcp", "none")
+    base = ready["http"]
+    status, nxt = _http(base, "POST", "/invocations/next", {"timeout_s": 30})
+    n = nxt["invocation"]["number"]
+    assert {"t", "mmss", "cadence_s", "next_invocation_t"} <= set(nxt["invocation"])
+    tool = f"/invocations/{n}/tools/get_alerts"
+    for data, why in ((b"{not json", "not valid JSON"), (b"[1, 2]", "must be a JSON object"),
+                      (b"\xff\xfe", "not UTF-8"), (b"[" * 100_000, "not valid JSON"),
+                      (b'{"args": {}, "tokens": "lots"}', "tokens must be an integer"),
+                      (b'{"args": {}, "tokens": -3}', "tokens must be an integer"),
+                      (b'{"args": {}, "tokens": NaN}', "tokens must be an integer"),
+                      (b'{"args": {}, "tokens": true}', "tokens must be an integer")):
+        status, res = _raw_http(base, tool, data)
+        assert status == 400 and why in res["error"], (data[:20], status, res)
+    status, res = _raw_http(base, "/invocations/next", b'{"timeout_s": "soon"}')
+    assert status == 400 and "timeout_s" in res["error"]
+    status, res = _raw_http(base, tool, b'{"args": "' + b"x" * (3 * 1024 * 1024) + b'"}')
+    assert status == 413 and "limit" in res["error"]
+    # Wrong argument types are answered (and recorded) like any operator's bad call.
+    status, res = _raw_http(base, tool, b'{"args": [1, 2]}')
+    assert status == 200 and not res["ok"] and "must be a JSON object" in res["error"]
+    status, res = _raw_http(base, f"/invocations/{n}/tools/set_config",
+                            b'{"args": {"service": "frontend", "key": "K", "value": "\\ud800", "incident": "I"}}')
+    assert status == 200 and "value: lone surrogate U+D800" in res["error"]
+    status, res = _http(base, "POST", f"/invocations/{n}/tools/get_time", {"args": {}})
+    assert status == 200 and res["ok"] and res["t"] == res["data"]["t"] and res["data"]["invocation"] == n
+
+    # The status endpoint answers while tool calls run on the engine thread.
+    stop = threading.Event()
+
+    def busy() -> None:
+        while not stop.is_set():
+            _http(base, "POST", f"/invocations/{n}/tools/code_search",
+                  {"args": {"service": "frontend", "pattern": "(a+)+$", "regex": True}})
+
+    worker = threading.Thread(target=busy, daemon=True)
+    worker.start()
+    try:
+        for _ in range(10):
+            t0 = time.monotonic()
+            status, _ = _http(base, "GET", "/run")
+            assert status == 200 and time.monotonic() - t0 < 2.0
+    finally:
+        stop.set()
+        worker.join(30)
+    _http(base, "POST", f"/invocations/{n}/done", {})
+    proc.send_signal(__import__("signal").SIGTERM)
+    proc.wait(30)
+    events = open_bundle(_bundle_of(run_dir)).events
+    assert any(e.kind == "tool.call" and e.payload["tool"] == "set_config" and not e.payload["ok"] for e in events)
+
+
+@pytest.mark.parametrize("signame, flags", [("SIGTERM", ("--speed", "1")), ("SIGINT", ())])
+def test_a_signal_seals_the_run_within_seconds(server: Any, signame: str, flags: tuple[str, ...]) -> None:
+    """Wall-clock mode (the engine sleeps between slices) and an open invocation both stop promptly."""
+    import signal
+
+    from engine.bundle import verify
+
+    proc, ready, run_dir = server("--mcp", "none", "--no-wait", *flags)
+    base = ready["http"]
+    deadline = time.monotonic() + 30
+    while _http(base, "GET", "/run")[1]["state"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    if not flags:
+        _, nxt = _http(base, "POST", "/invocations/next", {"timeout_s": 30})
+        assert nxt["invocation"] is not None  # the engine now waits in the open invocation
+    t0 = time.monotonic()
+    proc.send_signal(getattr(signal, signame))
+    bundle = _bundle_of(run_dir)
+    while not bundle.exists():
+        assert time.monotonic() - t0 < 10.0, "the run was not sealed within 10 s"
+        time.sleep(0.05)
+    assert proc.wait(10) == 128 + getattr(signal, signame)
+    assert time.monotonic() - t0 < 12.0
+    report = verify(str(bundle))
+    assert report.ok and report.sealed

@@ -40,6 +40,9 @@ DEFAULT_HTTP_PORT = 8765
 DEFAULT_MCP_PORT = 8766
 SLICE_S = 15.0
 """Run time advanced per engine step, so a stop request is seen promptly."""
+STOP_GRACE_S = 4.0
+"""Wall seconds the engine has to stop and seal after Ctrl-C or SIGTERM; then the server seals
+what was recorded itself (the engine thread is abandoned)."""
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
@@ -87,12 +90,13 @@ class _Engine(threading.Thread):
         self.speed = speed
         self.signal = 0
         """The signal that stopped the run (0: none)."""
+        self._seal_lock = threading.Lock()
+        self.sealed = False
+        """Set once the run is sealed (by this thread, or by :meth:`abandon`)."""
 
     def run(self) -> None:
-        from engine.bundle import BundleError, seal
-
         run, hub = self.run_obj, self.hub
-        outcome: dict[str, Any] = {"bundle": None, "complete": False, "error": None, "run_dir": str(self.run_dir)}
+        error: str | None = None
         try:
             if self.wait:
                 while not hub.attached.wait(0.2):
@@ -103,20 +107,49 @@ class _Engine(threading.Thread):
                 target = min(run.now + SLICE_S, run.end_t)
                 if self.speed:
                     delay = wall0 + target / self.speed - time.monotonic()
-                    if delay > 0:
-                        time.sleep(delay)
+                    if delay > 0 and hub.stopping.wait(delay):  # a stop cuts the wall-clock wait short
+                        break
                 run.advance_to(target)
         except Exception as exc:  # reported to the agent and the console; the partial run is still sealed
-            outcome["error"] = f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
         finally:
-            run.close()
-            outcome["complete"] = bool(run.finished)
+            self._seal(error)
+
+    def _seal(self, error: str | None, *, detach: bool = False) -> bool:
+        """Close the recorder and seal the run once; tell the hub. False if another thread is sealing."""
+        from engine.bundle import BundleError, seal
+
+        if not self._seal_lock.acquire(timeout=0 if detach else 60):
+            return False
+        try:
+            if self.sealed:
+                return True
+            run = self.run_obj
+            outcome: dict[str, Any] = {"bundle": None, "complete": False, "error": error,
+                                       "run_dir": str(self.run_dir)}
+            if detach and run.recorder is not None:  # the engine thread may still emit: nothing more is written
+                with contextlib.suppress(ValueError):
+                    run.stream.unsubscribe(run.recorder)
+            try:
+                run.close()
+            except Exception as exc:  # sealing recovers the flushed prefix
+                outcome["error"] = outcome["error"] or f"closing the recorder failed: {exc}"
+            outcome["complete"] = bool(run.finished) and not detach
             if run.started:
                 try:
-                    outcome["bundle"] = str(seal(self.run_dir, recover=not run.finished))
+                    outcome["bundle"] = str(seal(self.run_dir, recover=not outcome["complete"]))
                 except (BundleError, OSError) as exc:
                     outcome["error"] = outcome["error"] or f"sealing failed: {exc}"
-            hub.finish(outcome)
+            self.sealed = True
+            self.hub.finish(outcome)
+            return True
+        finally:
+            self._seal_lock.release()
+
+    def abandon(self) -> bool:
+        """Seal what was recorded from the calling thread, leaving a wedged engine thread behind."""
+        return self._seal("the engine did not stop within the grace period; sealed what was recorded",
+                          detach=True)
 
 
 class _QuietUvicorn:
@@ -204,10 +237,16 @@ async def _serve(args: argparse.Namespace, run: Any, hub: AgentHub, engine: _Eng
             tmp.write_text(json.dumps(ready, indent=1), encoding="utf-8")
             os.replace(tmp, args.ready_file)
         engine.start()
+        stop_deadline: float | None = None
         while not hub.finished:
-            if args.mcp == "stdio" and mcp_task is not None and mcp_task.done():
+            if args.mcp == "stdio" and mcp_task is not None and mcp_task.done() and not hub.stopping.is_set():
                 _log("the MCP client disconnected; stopping the run")
                 hub.stop()
+            if hub.stopping.is_set():
+                stop_deadline = stop_deadline or time.monotonic() + STOP_GRACE_S
+                if time.monotonic() > stop_deadline and engine.abandon():
+                    _log(f"the engine did not stop within {STOP_GRACE_S:g} s; sealed what was recorded")
+                    break
             await asyncio.sleep(0.1)
         deadline = time.monotonic() + (0.0 if engine.signal else max(0.0, args.linger))
         while time.monotonic() < deadline and not hub.told_finished.is_set():
@@ -275,8 +314,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     finally:
         hub.stop()
-    if engine.is_alive() or engine.ident is not None:
-        engine.join(timeout=60)
+    if engine.ident is not None:
+        engine.join(timeout=60 if not hub.stopping.is_set() else STOP_GRACE_S)
+        if engine.is_alive() and not engine.sealed:
+            engine.abandon()
     outcome = hub.outcome or {}
     if outcome.get("error"):
         _log(f"error: {outcome['error']}")

@@ -11,7 +11,8 @@ are JSON; errors are ``{"error": message}`` with a fitting status.
                                             after the run also ``bundle``, ``complete``
 ``POST /v1/invocations/{n}/tools/{tool}``   body ``{"args": {...}, "tokens": 0}``: the
                                             :class:`~engine.tools.ToolResult` as ``ok``,
-                                            ``output``, ``error``, ``denied``, ``data``, ``text``
+                                            ``output``, ``error``, ``denied``, ``data``,
+                                            ``text`` and ``t`` (run time of the answer, s)
 ``POST /v1/invocations/{n}/usage``          body ``{"model", "prompt_tokens",
                                             "completion_tokens", "cost_usd", "latency_s"}``:
                                             the harness's own model usage, recorded as ``llm.call``
@@ -20,7 +21,10 @@ are JSON; errors are ``{"error": message}`` with a fitting status.
 
 Invocation ``{n}`` must be the open one (409 otherwise; 410 after the run). A tool call
 with bad arguments or an unknown tool is *not* an HTTP error: it is answered, and
-recorded, like a built-in operator's (``ok: false``).
+recorded, like a built-in operator's (``ok: false``). A body that is not a JSON object, or
+a ``timeout_s`` or ``tokens`` of the wrong type, is a 400 naming the problem; a body over
+:data:`MAX_BODY_BYTES` (2 MiB) is a 413. Tool calls run on the engine thread, so the server
+keeps answering (``GET /v1/run`` included) while one runs.
 """
 
 from __future__ import annotations
@@ -28,36 +32,69 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
-from engine.serve.hub import AgentHub, HubError
+from engine.serve.hub import MAX_POLL_S, AgentHub, HubError
+from engine.toolargs import MAX_TOKENS
 from engine.tools import tool_schemas
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 CALL_TIMEOUT_S = 600.0
 """Longest wait for the engine to answer one call (a tool call takes milliseconds; this only
 guards against a wedged engine)."""
+MAX_BODY_BYTES = 2 * 1024 * 1024
+"""Largest request body (a 1 MiB patch in JSON fits, with room)."""
 
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
+def _http_error(cls: type[web.HTTPError], message: str) -> web.HTTPError:
+    return cls(text=json.dumps({"error": message}), content_type="application/json")
+
+
 async def _body(request: web.Request) -> dict[str, Any]:
+    """The request's JSON object body ({} when there is none).
+
+    Raises:
+        web.HTTPBadRequest: not UTF-8, not JSON, nested too deep, or not an object (400).
+        web.HTTPRequestEntityTooLarge: over :data:`MAX_BODY_BYTES` (413).
+    """
     if not request.can_read_body:
         return {}
     try:
-        data = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise web.HTTPBadRequest(text=json.dumps({"error": f"body is not valid JSON: {exc}"}),
-                                 content_type="application/json") from None
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise web.HTTPRequestEntityTooLarge(MAX_BODY_BYTES, content_type="application/json",
+                                            text=json.dumps({"error": f"the body is over the {MAX_BODY_BYTES}"
+                                                                      "-byte limit"})) from None
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _http_error(web.HTTPBadRequest, f"body is not UTF-8: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number too long, nesting too deep
+        raise _http_error(web.HTTPBadRequest, f"body is not valid JSON: {str(exc)[:300]}") from None
     if not isinstance(data, dict):
-        raise web.HTTPBadRequest(text=json.dumps({"error": "body must be a JSON object"}),
-                                 content_type="application/json")
+        raise _http_error(web.HTTPBadRequest, "body must be a JSON object")
     return data
+
+
+def _number(value: Any, name: str, *, lo: float, hi: float, integer: bool = False) -> float:
+    """A finite number in [lo, hi] (an integer when ``integer``), else a 400 naming ``name``."""
+    kind = "an integer" if integer else "a number"
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and (not integer or value == int(value)) and lo <= value <= hi
+    if not ok:
+        raise _http_error(web.HTTPBadRequest, f"{name} must be {kind} from {lo:g} to {hi:g}, got "
+                                              f"{json.dumps(value, default=str)[:60]}")
+    return float(value)
 
 
 def make_app(hub: AgentHub, token: str, info: Callable[[], dict[str, Any]]) -> web.Application:
@@ -85,10 +122,7 @@ def make_app(hub: AgentHub, token: str, info: Callable[[], dict[str, Any]]) -> w
 
     async def next_invocation(request: web.Request) -> web.Response:
         body = await _body(request)
-        try:
-            timeout = float(body.get("timeout_s", 30.0))
-        except (TypeError, ValueError):
-            return _error(400, "timeout_s must be a number of seconds")
+        timeout = _number(body.get("timeout_s", 30.0), "timeout_s (seconds)", lo=0, hi=MAX_POLL_S)
         return web.json_response(await asyncio.to_thread(hub.next_invocation, timeout))
 
     async def _submit(kind: str, request: web.Request, **kw: Any) -> web.Response:
@@ -108,11 +142,9 @@ def make_app(hub: AgentHub, token: str, info: Callable[[], dict[str, Any]]) -> w
     async def call_tool(request: web.Request) -> web.Response:
         body = await _body(request)
         args = body.get("args", {})
-        try:
-            tokens = int(body.get("tokens", 0) or 0)
-        except (TypeError, ValueError):
-            return _error(400, "tokens must be an integer")
-        return await _submit("tool", request, name=request.match_info["tool"], args=args, tokens=max(0, tokens))
+        tokens = body.get("tokens", 0)
+        tokens = int(_number(0 if tokens is None else tokens, "tokens", lo=0, hi=MAX_TOKENS, integer=True))
+        return await _submit("tool", request, name=request.match_info["tool"], args=args, tokens=tokens)
 
     async def usage(request: web.Request) -> web.Response:
         return await _submit("usage", request, payload=await _body(request))
@@ -120,7 +152,7 @@ def make_app(hub: AgentHub, token: str, info: Callable[[], dict[str, Any]]) -> w
     async def done(request: web.Request) -> web.Response:
         return await _submit("done", request, payload=await _body(request))
 
-    app = web.Application(middlewares=[auth], client_max_size=4 * 1024 * 1024)
+    app = web.Application(middlewares=[auth], client_max_size=MAX_BODY_BYTES)
     app.router.add_get("/v1/run", run_info)
     app.router.add_get("/v1/tools", tools)
     app.router.add_post("/v1/invocations/next", next_invocation)

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.toolargs import printable
+
 if TYPE_CHECKING:
     from engine.orchestrator import Invocation
 
@@ -65,13 +67,17 @@ def alert_dict(a: Any) -> dict[str, Any]:
 def invocation_context(inv: Invocation) -> dict[str, Any]:
     """What an external agent receives for one invocation (JSON-serialisable).
 
-    Keys: ``number``, ``t`` (run time, seconds), ``cadence_s``, ``alerts`` (the cumulative
-    history, oldest first), ``new_alerts`` (ids of instances that changed state since the
-    previous invocation), ``incidents`` (the agent's own reports: id -> alerts, title,
-    resolved) and ``workspace_files``.
+    Keys: ``number``, ``t`` (run time, seconds), ``mmss`` (the same as ``m:ss``),
+    ``cadence_s``, ``next_invocation_t`` (run time of the next invocation, seconds),
+    ``alerts`` (the cumulative history, oldest first), ``new_alerts`` (ids of instances that
+    changed state since the previous invocation), ``incidents`` (the agent's own reports: id
+    -> alerts, title, resolved) and ``workspace_files``.
     """
     book = inv.tools.incidents.incidents
-    return {"number": inv.number, "t": inv.t, "cadence_s": inv.tools.run.cadence_s,
+    run = inv.tools.run
+    t = float(inv.t)
+    return {"number": inv.number, "t": t, "mmss": f"{int(t // 60)}:{int(t % 60):02d}", "cadence_s": run.cadence_s,
+            "next_invocation_t": float(run.next_invocation_t),
             "alerts": [alert_dict(a) for a in inv.alerts], "new_alerts": [f"A-{a.id}" for a in inv.new_alerts],
             "incidents": json.loads(json.dumps(book, default=str)), "workspace_files": inv.workspace.files()}
 
@@ -169,7 +175,7 @@ class AgentHub:
                 except queue.Empty:
                     continue
                 if req.kind == "done":
-                    reason, note, done = "done", str(req.payload.get("note", ""))[:2000], req
+                    reason, note, done = "done", printable(str(req.payload.get("note", ""))[:2000]), req
                     break
                 try:
                     if req.kind == "tool":
@@ -202,7 +208,7 @@ class AgentHub:
         res = inv.tools.call(req.name, req.args, tokens=req.tokens)
         data = json.loads(json.dumps(res.data, default=str))
         return {"ok": res.ok, "output": res.output, "error": res.error, "denied": res.denied, "data": data,
-                "text": res.text()}
+                "text": res.text(), "t": res.t}
 
     @staticmethod
     def _usage(inv: Invocation, req: _Request) -> dict[str, Any]:
@@ -217,7 +223,7 @@ class AgentHub:
         if min(prompt, completion) < 0 or not (math.isfinite(cost) and math.isfinite(latency)) \
                 or cost < 0 or latency < 0:
             raise HubError(400, "usage fields must be finite non-negative numbers")
-        model = str(p.get("model", "unknown"))[:200]
+        model = printable(str(p.get("model", "unknown"))[:200])
         from engine.llm.client import usage_payload  # the openai SDK loads only when usage is reported
 
         inv.tools.run.emit("llm.call", usage_payload(model=model, prompt_tokens=prompt, completion_tokens=completion,

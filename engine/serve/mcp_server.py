@@ -13,10 +13,12 @@ three control tools:
 Operator tool calls are served by the engine inside the open invocation, through the same
 tool box and policy layer as any operator; outside an invocation they fail (``isError``).
 Results carry the text the operator reads and, as structured content, ``ok``, ``output``,
-``error``, ``denied`` and ``data``.
+``error``, ``denied``, ``data`` and ``t`` (the run time of the answer, seconds; ``get_time``
+reads the clock).
 
 Transports: stdio (``--mcp stdio``: the MCP client launches ``marathon serve``) and
-streamable HTTP at ``/mcp`` behind the bearer token (:class:`BearerAuth`) and the SDK's DNS
+streamable HTTP at ``/mcp`` behind the bearer token (:class:`BearerAuth`, which also refuses
+bodies over :data:`engine.serve.http_api.MAX_BODY_BYTES` with 413) and the SDK's DNS
 rebinding protection for loopback hosts.
 """
 
@@ -122,12 +124,38 @@ class BearerAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
-                body = json.dumps({"error": "missing or wrong bearer token"}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": body})
+                await _refuse(send, 401, "missing or wrong bearer token", [(b"www-authenticate", b"Bearer")])
                 return
+            # Read the whole body first (at most the cap), so an oversized one is refused before the SDK sees it.
+            from engine.serve.http_api import MAX_BODY_BYTES
+
+            messages: list[MutableMapping[str, Any]] = []
+            size = 0
+            while True:
+                message = await receive()
+                messages.append(message)
+                if message["type"] != "http.request":
+                    break
+                size += len(message.get("body", b""))
+                if size > MAX_BODY_BYTES:
+                    await _refuse(send, 413, f"the body is over the {MAX_BODY_BYTES}-byte limit")
+                    return
+                if not message.get("more_body", False):
+                    break
+
+            async def replay() -> MutableMapping[str, Any]:
+                return messages.pop(0) if messages else await receive()
+
+            await self.app(scope, replay, send)
+            return
         await self.app(scope, receive, send)
+
+
+async def _refuse(send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
