@@ -39,11 +39,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from alerts.promql.engine import CompileOptions, Node, compile_query
 from alerts.promql.values import UnsupportedError
 from alerts.templates import Template, TemplateError
+from engine.safeyaml import YamlInputError, parse_yaml_node, read_text
 
 PACK_DIR = Path(__file__).resolve().parent / "pack"
 PACK_PATH = PACK_DIR / "sre-marathon.rules.yaml"
@@ -87,133 +88,141 @@ def parse_duration(text: str) -> float:
     Raises:
         ValueError: not a Prometheus duration.
     """
+    if text == "0":  # Prometheus allows a bare zero
+        return 0.0
     m = _DURATION_RE.match(text)
     if not m or not text:
         raise ValueError(f"not a valid duration string: {text!r} (use e.g. 30s, 5m, 1h30m)")
     y, w, d, h, mi, s, ms = (int(g) if g else 0 for g in m.groups())
-    return ((((y * 365 + w * 7 + d) * 24 + h) * 60 + mi) * 60 + s) + ms / 1000.0
+    total_ms = (((((y * 365 + w * 7 + d) * 24 + h) * 60 + mi) * 60 + s) * 1000) + ms
+    if total_ms * 1_000_000 > 2**63 - 1:  # Go's time.Duration: int64 nanoseconds (about 292 years)
+        raise ValueError(f"duration out of range: {text!r}")
+    return total_ms / 1000.0
 
 
 class RuleModel(BaseModel):
-    """One rule as written in the file."""
+    """One rule as written in the file (types and durations; :func:`_rule_problems` checks
+    the rest, so that every problem of a rule is reported at once)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     alert: str | None = None
     record: str | None = None
-    expr: str
+    expr: str | None = None
     for_: str = Field("0s", alias="for")
     keep_firing_for: str = "0s"
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("expr", mode="before")
+    @field_validator("alert", "record", "expr", mode="before")
     @classmethod
-    def _expr_text(cls, v: Any) -> Any:
-        return str(v) if isinstance(v, (int, float)) else v
+    def _scalar_text(cls, v: Any) -> Any:
+        # go-yaml decodes any scalar into a string field (``expr: 5`` is the expression "5").
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return str(v)
+        return v
 
     @field_validator("labels", "annotations", mode="before")
     @classmethod
     def _stringify(cls, v: Any) -> Any:
         if isinstance(v, dict):
-            return {str(k): "" if x is None else str(x) for k, x in v.items()}
+            out: dict[str, Any] = {}
+            for k, x in v.items():
+                if isinstance(x, (dict, list)):
+                    raise ValueError(f"{k}: expected a string, got a {'mapping' if isinstance(x, dict) else 'list'}")
+                out[str(k)] = "" if x is None else str(x).lower() if isinstance(x, bool) else str(x)
+            return out
         return v if v is not None else {}
 
-    @field_validator("for_", "keep_firing_for")
+    @field_validator("for_", "keep_firing_for", mode="before")
     @classmethod
-    def _duration(cls, v: str) -> str:
+    def _duration(cls, v: Any) -> str:
+        if v is None:
+            return "0s"
+        if type(v) is int and v == 0:  # go-yaml hands the scalar 0 over as "0", a valid duration
+            return "0"
+        if not isinstance(v, str):
+            raise ValueError(f"not a valid duration string: {v!r} (use e.g. 30s, 5m, 1h30m)")
         parse_duration(v)
         return v
 
-    @model_validator(mode="after")
-    def _kind(self) -> RuleModel:
-        if (self.alert is None) == (self.record is None):
-            raise ValueError("a rule needs exactly one of 'alert' or 'record'")
-        if self.record is not None:
-            if not _NAME_RE.match(self.record):
-                raise ValueError(f"invalid recording rule name: {self.record!r}")
-            if self.annotations or self.for_ != "0s" or self.keep_firing_for != "0s":
-                raise ValueError("recording rules cannot have 'annotations', 'for' or 'keep_firing_for'")
-        if self.alert is not None and not self.alert.strip():
-            raise ValueError("alert name must not be empty")
-        for name in self.labels:
-            if not _LABEL_RE.match(name) or name.startswith("__"):
-                raise ValueError(f"invalid label name: {name!r}")
-        for name in self.annotations:
-            if not _LABEL_RE.match(name):
-                raise ValueError(f"invalid annotation name: {name!r}")
-        if not self.expr.strip():
-            raise ValueError("field 'expr' must be set in rule")
-        return self
-
 
 class GroupModel(BaseModel):
-    """A rule group."""
+    """A rule group (its rules are validated one by one)."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str
     interval: str | None = None
-    limit: int = 0
-    rules: list[RuleModel] = Field(default_factory=list)
+    limit: int = Field(0, strict=True)
+    rules: list[Any] | None = None
 
-    @field_validator("interval")
+    @field_validator("interval", mode="before")
     @classmethod
-    def _duration(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_duration(v)
+    def _duration(cls, v: Any) -> str | None:
+        if v is None:
+            return None
+        if not isinstance(v, str):
+            raise ValueError(f"not a valid duration string: {v!r} (use e.g. 30s, 1m)")
+        parse_duration(v)
         return v
 
 
-class RuleFileModel(BaseModel):
-    """A rule file: ``groups`` with unique names."""
+@dataclass(frozen=True)
+class RuleProblem:
+    """One problem of a rule file, with its place (see :class:`RuleFileError`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    message: str
+    group: str | None = None
+    rule: str | None = None
+    index: int | None = None
+    line: int | None = None
+    column: int | None = None
+    expr_offset: int | None = None
 
-    groups: list[GroupModel]
-
-    @model_validator(mode="after")
-    def _unique(self) -> RuleFileModel:
-        seen: set[str] = set()
-        for g in self.groups:
-            if g.name in seen:
-                raise ValueError(f"groupname: {g.name!r} is repeated in the same file")
-            seen.add(g.name)
-        return self
+    def format(self, path: str) -> str:
+        where = path
+        if self.line is not None:
+            where += f":{self.line}:{self.column or 1}"
+        parts = [where]
+        if self.group is not None:
+            ctx = f'group "{self.group}"'
+            if self.index is not None:
+                ctx += f", rule {self.index + 1}"
+            if self.rule is not None:
+                ctx += f', "{self.rule}"'
+            parts.append(ctx)
+        message = self.message
+        if self.expr_offset is not None:
+            message = f"{message} (at character {self.expr_offset + 1} of the expression)"
+        parts.append(message)
+        return ": ".join(parts)
 
 
 class RuleFileError(ValueError):
-    """A rule file that cannot be loaded.
+    """A rule file that cannot be loaded: one line per problem, each naming the file.
 
     Attributes:
         path: the file.
-        group: group name (None for file-level errors).
-        rule: rule name (None when not about one rule).
-        line, column: 1-based position in the file of the offending value, when known.
-        expr_offset: 0-based offset inside the expression, when known.
+        problems: every problem found (:class:`RuleProblem`), in file order.
+        group, rule, index, line, column, expr_offset, message: those of the first problem
+            (group None for file-level errors; line and column 1-based; expr_offset 0-based,
+            inside the expression, when known).
     """
 
-    def __init__(self, path: str, message: str, *, group: str | None = None, rule: str | None = None,
+    def __init__(self, path: str, message: str = "", *, group: str | None = None, rule: str | None = None,
                  index: int | None = None, line: int | None = None, column: int | None = None,
-                 expr_offset: int | None = None) -> None:
-        self.path, self.group, self.rule, self.index = path, group, rule, index
-        self.line, self.column, self.expr_offset = line, column, expr_offset
-        self.message = message
-        where = path
-        if line is not None:
-            where += f":{line}:{column or 1}"
-        parts = [where]
-        if group is not None:
-            ctx = f'group "{group}"'
-            if index is not None:
-                ctx += f", rule {index + 1}"
-            if rule is not None:
-                ctx += f', "{rule}"'
-            parts.append(ctx)
-        if expr_offset is not None:
-            message = f"{message} (at character {expr_offset + 1} of the expression)"
-        parts.append(message)
-        super().__init__(": ".join(parts))
+                 expr_offset: int | None = None, problems: Sequence[RuleProblem] = ()) -> None:
+        self.path = path
+        self.problems = list(problems) or [RuleProblem(message, group, rule, index, line, column, expr_offset)]
+        first = self.problems[0]
+        self.group, self.rule, self.index = first.group, first.rule, first.index
+        self.line, self.column, self.expr_offset = first.line, first.column, first.expr_offset
+        self.message = first.message
+        lines = [p.format(path) for p in self.problems]
+        super().__init__(lines[0] if len(lines) == 1 else f"{len(lines)} problems:\n  " + "\n  ".join(lines))
 
 
 @dataclass
@@ -289,9 +298,57 @@ def _extract_groups(data: Any) -> tuple[Any, list[str | int]]:
     return data, []
 
 
+def _rule_problems(r: RuleModel) -> list[tuple[str, str]]:
+    """What promtool's ``rulefmt.Rule.Validate`` refuses in a typed rule, as (field, message)."""
+    out: list[tuple[str, str]] = []
+    if r.alert and r.record:
+        out.append(("record", "only one of 'record' and 'alert' must be set"))
+    elif not r.alert and not r.record:
+        out.append(("alert", "a rule needs exactly one of 'alert' or 'record' (one of 'record' or 'alert' "
+                             "must be set)"))
+    if r.expr is None or not r.expr.strip():
+        out.append(("expr", "field 'expr' must be set in rule"))
+    if r.record:
+        if not _NAME_RE.match(r.record):
+            out.append(("record", f"invalid recording rule name: {r.record!r}"))
+        if r.annotations:
+            out.append(("annotations", "invalid field 'annotations' in recording rule"))
+        if parse_duration(r.for_):
+            out.append(("for", "invalid field 'for' in recording rule"))
+        if parse_duration(r.keep_firing_for):
+            out.append(("keep_firing_for", "invalid field 'keep_firing_for' in recording rule"))
+    for name in r.labels:
+        if not _LABEL_RE.match(name) or name.startswith("__"):
+            out.append((f"labels.{name}", f"invalid label name: {name!r}"))
+    for name in r.annotations:
+        if not _LABEL_RE.match(name):
+            out.append((f"annotations.{name}", f"invalid annotation name: {name!r}"))
+    return out
+
+
+def _compile_expr(expr: str, options: CompileOptions | None) -> tuple[Node | None, str | None, int | None]:
+    """(node, problem, offset in the expression) of one rule's expression."""
+    try:
+        return compile_query(expr, options), None, None
+    except UnsupportedError as exc:
+        return None, (f"unsupported by the embedded evaluator: {exc.construct}"
+                      + (f" ({exc.reason})" if exc.reason else "")), exc.position
+    except ValueError as exc:
+        return None, f"could not parse expression: {exc}", _unknown_function_offset(expr, str(exc))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # the Rust parser panics (pyo3 PanicException) on some input
+        return None, f"could not parse expression: {type(exc).__name__}: {exc}", None
+
+
 def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOptions | None = None,
                    only_groups: set[str] | None = None) -> RuleSet:
-    """Validate and compile rule-file text (see module docstring).
+    """Validate and compile rule-file text (see module docstring), as ``promtool check rules``
+    2.42 does and more: unique group names, valid durations, exactly one of ``alert`` or
+    ``record``, PromQL that parses (and that the embedded evaluator supports), valid metric,
+    label and annotation names, templates that parse, no unknown keys and no duplicate keys.
+    Two rules of a group with the same name and labels load: for promtool 2.42 they are a lint
+    warning only (exit code 0), and kube-prometheus' own rules have them.
 
     Args:
         text: YAML.
@@ -300,71 +357,127 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
         only_groups: load only these group names (e.g. ``{"kubernetes-apps"}``).
 
     Raises:
-        RuleFileError: the first problem, with file, group, rule and position.
+        RuleFileError: every problem of the file, each with group, rule and position.
     """
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise RuleFileError(source, f"YAML syntax error: {getattr(exc, 'problem', exc)}",
-                            line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None) from None
+        data, root = parse_yaml_node(text)
+    except YamlInputError as exc:
+        raise RuleFileError(source, f"YAML: {exc.problem}", line=exc.line, column=exc.column) from None
     data, prefix = _extract_groups(data)
-    try:
-        model = RuleFileModel.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = [x for x in err["loc"] if isinstance(x, (str, int))]
-        path: list[str | int] = [*prefix, *("for" if x == "for_" else x for x in loc)]
-        line, col = _position(root, path)
-        group = rule = None
-        index = None
-        if len(loc) >= 2 and loc[0] == "groups" and isinstance(loc[1], int) and isinstance(data, dict):
-            raw_groups = data.get("groups") or []
-            if loc[1] < len(raw_groups) and isinstance(raw_groups[loc[1]], dict):
-                group = str(raw_groups[loc[1]].get("name"))
-                if len(loc) >= 4 and loc[2] == "rules" and isinstance(loc[3], int):
-                    index = loc[3]
-                    raw_rules = raw_groups[loc[1]].get("rules") or []
-                    if index < len(raw_rules) and isinstance(raw_rules[index], dict):
-                        rule = raw_rules[index].get("alert") or raw_rules[index].get("record")
-        field_name = ".".join(str(x) for x in loc[4:]) if index is not None else ".".join(str(x) for x in loc)
-        msg = err["msg"].removeprefix("Value error, ")
-        raise RuleFileError(source, f"{field_name}: {msg}" if field_name else msg, group=group, rule=rule,
-                            index=index, line=line, column=col) from None
+    problems: list[RuleProblem] = []
+
+    def at(path: list[str | int]) -> tuple[int | None, int | None]:
+        return _position(root, [*prefix, *path])
+
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise RuleFileError(source, f"expected a mapping with 'groups', got {type(data).__name__}", line=1, column=1)
+    for key in data:
+        if key != "groups":
+            line, col = at([str(key)])
+            problems.append(RuleProblem(f"field {key} not found in the rule file (only 'groups')", line=line,
+                                        column=col))
+    raw_groups = data.get("groups")
+    if raw_groups is None:
+        raw_groups = []
+    if not isinstance(raw_groups, list):
+        line, col = at(["groups"])
+        problems.append(RuleProblem(f"groups: expected a list of groups, got {type(raw_groups).__name__}", line=line,
+                                    column=col))
+        raw_groups = []
     groups: list[RuleGroup] = []
-    for gi, g in enumerate(model.groups):
-        if only_groups is not None and g.name not in only_groups:
+    seen_groups: set[str] = set()
+    for gi, raw_g in enumerate(raw_groups):
+        if raw_g is None:
             continue
+        gpath: list[str | int] = ["groups", gi]
+        if not isinstance(raw_g, dict):
+            line, col = at(gpath)
+            problems.append(RuleProblem(f"groups[{gi}]: expected a mapping, got {type(raw_g).__name__}", line=line,
+                                        column=col))
+            continue
+        gname = raw_g.get("name")
+        label = str(gname) if isinstance(gname, (str, int, float)) and not isinstance(gname, bool) else None
+        g: GroupModel | None = None
+        try:
+            g = GroupModel.model_validate(raw_g)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = [x for x in err["loc"] if isinstance(x, (str, int))]
+                line, col = at([*gpath, *loc])
+                msg = str(err["msg"]).removeprefix("Value error, ")
+                problems.append(RuleProblem(f"{'.'.join(str(x) for x in loc) or 'group'}: {msg}", group=label,
+                                            line=line, column=col))
+        if g is not None and not g.name:
+            line, col = at([*gpath, "name"])
+            problems.append(RuleProblem("Groupname must not be empty", line=line, column=col))
+        elif g is not None and g.name in seen_groups:
+            line, col = at([*gpath, "name"])
+            problems.append(RuleProblem(f"groupname: {g.name!r} is repeated in the same file", line=line, column=col))
+        group_name = g.name if g is not None else label or f"groups[{gi}]"
+        seen_groups.add(group_name)
         rules: list[Rule] = []
-        for ri, r in enumerate(g.rules):
-            name = r.alert or r.record or ""
-            base: list[str | int] = [*prefix, "groups", gi, "rules", ri]
+        selected = only_groups is None or group_name in only_groups
+        raw_rules = g.rules if g is not None else raw_g.get("rules")
+        # The rules of a group with a bad field are still checked, so that every problem is reported.
+        for ri, raw_r in enumerate(raw_rules if isinstance(raw_rules, list) else []):
+            if raw_r is None:
+                continue
+            base: list[str | int] = [*gpath, "rules", ri]
+            rname: str | None = None
+            if isinstance(raw_r, dict):
+                n = raw_r.get("alert") or raw_r.get("record")
+                rname = str(n) if isinstance(n, (str, int, float)) else None
+            else:
+                line, col = at(base)
+                problems.append(RuleProblem(f"expected a rule mapping, got {type(raw_r).__name__}",
+                                            group=group_name, index=ri, line=line, column=col))
+                continue
+
+            def add(message: str, path: Sequence[str | int], offset: int | None = None, *, _ri: int = ri,
+                    _base: list[str | int] = base, _name: str | None = rname, _group: str = group_name) -> None:
+                line, col = at([*_base, *path])
+                problems.append(RuleProblem(message, group=_group, rule=_name, index=_ri, line=line, column=col,
+                                            expr_offset=offset))
+
             try:
-                node = compile_query(r.expr, options)
-            except UnsupportedError as exc:
-                line, col = _position(root, [*base, "expr"])
-                raise RuleFileError(source, f"unsupported by the embedded evaluator: {exc.construct}"
-                                    + (f" ({exc.reason})" if exc.reason else ""), group=g.name, rule=name,
-                                    index=ri, line=line, column=col, expr_offset=exc.position) from None
-            except ValueError as exc:
-                line, col = _position(root, [*base, "expr"])
-                offset = _unknown_function_offset(r.expr, str(exc))
-                raise RuleFileError(source, f"could not parse expression: {exc}", group=g.name, rule=name, index=ri,
-                                    line=line, column=col, expr_offset=offset) from None
-            rule = Rule(g.name, ri, name, "alert" if r.alert else "record", r.expr, node, parse_duration(r.for_),
-                        parse_duration(r.keep_firing_for), dict(r.labels), dict(r.annotations))
-            for kind, src, dst in (("labels", r.labels, rule.label_templates),
-                                   ("annotations", r.annotations, rule.annotation_templates)):
-                for key, text_value in src.items():
+                r = RuleModel.model_validate(raw_r)
+            except ValidationError as exc:
+                for err in exc.errors():
+                    loc = ["for" if x == "for_" else x for x in err["loc"] if isinstance(x, (str, int))]
+                    msg = str(err["msg"]).removeprefix("Value error, ")
+                    add(f"{'.'.join(str(x) for x in loc)}: {msg}" if loc else msg, list(loc))
+                continue
+            semantic = _rule_problems(r)
+            for fld, msg in semantic:
+                add(msg, fld.split(".", 1))
+            if not selected:  # a group left out is only checked for its structure
+                continue
+            node = None
+            if r.expr is not None and r.expr.strip():
+                node, why, offset = _compile_expr(r.expr, options)
+                if why is not None:
+                    add(why, ["expr"], offset)
+            name = r.alert or r.record or ""
+            kind = "alert" if r.alert else "record"
+            label_t: dict[str, Template] = {}
+            annotation_t: dict[str, Template] = {}
+            for what, src, dst in (("labels", r.labels, label_t), ("annotations", r.annotations, annotation_t)):
+                for k, text_value in src.items():
                     try:
-                        dst[key] = Template(text_value)
+                        dst[k] = Template(text_value)
                     except TemplateError as exc:
-                        line, col = _position(root, [*base, kind, key])
-                        raise RuleFileError(source, f"{kind}.{key}: template: {exc}", group=g.name, rule=name,
-                                            index=ri, line=line, column=col) from None
+                        add(f"{what}.{k}: template: {exc}", [what, k])
+            if semantic or node is None:
+                continue
+            rule = Rule(group_name, ri, name, kind, str(r.expr), node, parse_duration(r.for_),
+                        parse_duration(r.keep_firing_for), dict(r.labels), dict(r.annotations), label_t, annotation_t)
             rules.append(rule)
-        groups.append(RuleGroup(g.name, parse_duration(g.interval) if g.interval else None, rules))
+        if selected and g is not None:
+            groups.append(RuleGroup(g.name, parse_duration(g.interval) if g.interval else None, rules))
+    if problems:
+        raise RuleFileError(source, problems=problems)
     return RuleSet(groups, [source])
 
 
@@ -385,9 +498,11 @@ def load_rule_file(path: str | Path, *, options: CompileOptions | None = None,
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except OSError as exc:
         raise RuleFileError(str(p), f"cannot read: {exc.strerror or exc}") from None
+    except YamlInputError as exc:
+        raise RuleFileError(str(p), exc.problem) from None
     return load_rule_text(text, str(p), options=options, only_groups=only_groups)
 
 

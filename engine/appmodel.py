@@ -21,10 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.quantity import parse_quantity
+from engine.safeyaml import YamlInputError, read_yaml
 
 APPS_PACKAGE = "engine.apps"
 
@@ -59,8 +59,15 @@ Language = Literal[
 ]
 
 
+MAX_REPLICAS = 100
+"""Most replicas a workload may ask for (the shipped apps run 1 or 2): more is a typo that
+would have the simulator schedule that many pods."""
+MAX_NODES_PER_ZONE = 50
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: YAML already types its scalars, so "3" is not an int nor "false" a bool.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True, allow_inf_nan=False)
 
 
 def _check_quantity(value: Any) -> str:
@@ -138,7 +145,7 @@ class Operation(_Strict):
     latency_ms: float = Field(gt=0, description="median own processing time, excluding downstream calls, ms")
     latency_sigma: float = Field(default=0.35, gt=0, le=2, description="log-normal shape of the own latency")
     handler: str | None = Field(default=None, description="'path/in/source:function' that implements it")
-    calls: tuple[Call, ...] = ()
+    calls: tuple[Call, ...] = Field(default=(), strict=False)
 
 
 class Store(_Strict):
@@ -162,15 +169,15 @@ class Service(_Strict):
     port: int | None = Field(default=None, ge=1, le=65535, description="container port")
     service_port: int | None = Field(default=None, ge=1, le=65535, description="ClusterIP Service port")
     protocol: Literal["http", "grpc", "tcp", "kafka"] = "grpc"
-    replicas: int = Field(default=1, ge=0)
+    replicas: int = Field(default=1, ge=0, le=MAX_REPLICAS)
     resources: Resources = Resources()
     readiness_probe: Probe | None = None
     liveness_probe: Probe | None = None
     env: dict[str, str] = Field(default_factory=dict)
-    dependencies: tuple[Dependency, ...] = ()
-    startup_s: float = Field(default=5.0, ge=0, description="container start to serving, seconds")
+    dependencies: tuple[Dependency, ...] = Field(default=(), strict=False)
+    startup_s: float = Field(default=5.0, ge=0, le=3600, description="container start to serving, seconds")
     memory_idle: QuantityStr = Field(default="64Mi", description="working set of an idle container")
-    operations: tuple[Operation, ...] = ()
+    operations: tuple[Operation, ...] = Field(default=(), strict=False)
     store: Store | None = None
 
     @field_validator("memory_idle", mode="before")
@@ -205,8 +212,8 @@ class Service(_Strict):
 class ClusterSpec(_Strict):
     """Nodes of the simulated cluster: two zones, identical nodes."""
 
-    zones: tuple[str, str] = ("zone-a", "zone-b")
-    nodes_per_zone: int = Field(default=2, ge=1)
+    zones: tuple[str, str] = Field(default=("zone-a", "zone-b"), strict=False)
+    nodes_per_zone: int = Field(default=2, ge=1, le=MAX_NODES_PER_ZONE)
     node_cpu: QuantityStr = "8"
     node_memory: QuantityStr = "32Gi"
 
@@ -251,11 +258,11 @@ class AppModel(_Strict):
     title: str
     namespace: str = Field(pattern=_DNS_LABEL)
     description: str = ""
-    provenance: tuple[str, ...] = ()
+    provenance: tuple[str, ...] = Field(default=(), strict=False)
     cluster: ClusterSpec = ClusterSpec()
     load: LoadSpec
-    services: tuple[Service, ...]
-    routes: tuple[Route, ...]
+    services: tuple[Service, ...] = Field(strict=False)  # YAML lists; their items stay strict
+    routes: tuple[Route, ...] = Field(strict=False)
 
     def service(self, name: str) -> Service:
         """Return the service called ``name``.
@@ -323,6 +330,8 @@ def _cross_check(app: AppModel) -> list[tuple[str, str]]:
     index = {name: i for i, name in enumerate(names)}
     for name in {n for n in names if names.count(n) > 1}:
         problems.append((f"services[{names.index(name)}].name", f"duplicate service name {name!r}"))
+    if app.cluster.zones[0] == app.cluster.zones[1]:
+        problems.append(("cluster.zones", f"the two zones must differ (both {app.cluster.zones[0]!r})"))
     if app.load.generator not in index:
         problems.append(("load.generator", f"unknown service {app.load.generator!r}"))
     elif app.service(app.load.generator).role != "loadgenerator":
@@ -443,13 +452,11 @@ def load_app_file(path: str | Path) -> AppModel:
     if not path.is_file():
         raise AppModelError(str(path), [("", "not a file")])
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AppModelError(str(path), [("", "not a UTF-8 text file, so not an app model")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise AppModelError(str(path), [("", f"not valid YAML: {exc}")]) from None
+        data = read_yaml(path)
+    except YamlInputError as exc:
+        raise AppModelError(str(path), [(exc.where, exc.problem)]) from None
+    except OSError as exc:
+        raise AppModelError(str(path), [("", f"cannot be read ({exc.strerror or exc})")]) from None
     return parse_app(data, str(path))
 
 

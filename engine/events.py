@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,118 @@ EVENT_KINDS: dict[str, tuple[str, ...]] = {
     "seal": ("events", "sha256"),
 }
 """Every kind with the payload keys it must carry (more are allowed)."""
+
+_STR, _INT, _NUM, _BOOL, _LIST, _DICT = "str", "int", "num", "bool", "list", "dict"
+_ROUTE_SAMPLE = {"route": _STR, "rps": _NUM, "error_share": _NUM, "p95_ms": _NUM, "p50_ms": _NUM}
+_SERVICE_SAMPLE = {"service": _STR, "ready": _INT, "desired": _INT}
+
+PAYLOAD_TYPES: dict[str, dict[str, Any]] = {
+    "run.start": {"run_id": (_STR, None), "app": _STR, "seed": _INT, "regime": _STR, "operator": _STR,
+                  "substrate": _STR, "schedule_sha256": (_STR, None), "duration_s": _NUM, "edges": [[_STR]]},
+    "fault.inject": {"fault": _STR, "title": _STR, "category": _STR, "subtype": (_STR, None), "mechanism": _STR,
+                     "target": _STR, "scope": [_STR], "artifact": {"kind": _STR, "ref": _STR}, "changes": _LIST,
+                     "artifact_refs": [_STR], "artifact_services": [_STR], "expected_alerts": [_STR],
+                     "intermittent": _BOOL, "replicas_before": _INT, "probe": _DICT, "error": (_STR, None)},
+    "fault.revert": {"fault": _STR, "changes": _LIST},
+    "load.change": {"factor": _NUM},
+    "alert.pending": {"alert": _STR, "labels": {"*": _STR}, "fingerprint": _STR, "id": _STR, "active_at": _NUM},
+    "alert.firing": {"alert": _STR, "labels": {"*": _STR}, "fingerprint": _STR, "id": _STR, "active_at": _NUM},
+    "alert.resolved": {"alert": _STR, "labels": {"*": _STR}, "fingerprint": _STR, "id": _STR},
+    "probe.result": {"fault": _STR, "ok": _BOOL, "success": (_NUM, None), "p95_ms": (_NUM, None),
+                     "detail": _STR},
+    "repair.check": {"fault": _STR, "recovered_at": _NUM, "ok": _BOOL, "detail": _STR},
+    "health.sample": {"services": [_SERVICE_SAMPLE], "routes": [_ROUTE_SAMPLE], "stores": {"*": _INT}},
+    "report.incident": {"incident": _STR, "alerts": [_STR], "title": _STR},
+    "report.rca": {"incident": _STR, "service": _STR, "category": _STR, "artifact": _STR},
+    "report.resolved": {"incident": _STR},
+    "action.executed": {"tool": _STR, "args": _DICT, "targets": [_STR], "operator": _STR},
+    "llm.call": {"tokens": (_INT, None), "cost_usd": (_NUM, None)},
+    "tool.call": {"tool": _STR, "tokens": (_INT, None), "allowed": _BOOL, "targets": [_STR]},
+    "run.end": {"reason": _STR},
+}
+"""Types of the payload fields the scorer, the counterfactual and the replay read, checked
+when a recorded stream is read back (:func:`check_payload_types`; never on emit). A type is
+``"str"``, ``"int"``, ``"num"`` (a finite int or float), ``"bool"``, ``"list"``, ``"dict"``,
+a tuple of alternatives (``None``: JSON null), ``[T]`` (a list of T), or a dict of field
+types (``{"*": T}``: every value a T). Fields not listed, and absent optional ones, are not
+checked; the required keys are :data:`EVENT_KINDS`."""
+
+
+def _type_problems(value: Any, spec: Any, where: str, out: list[str]) -> None:
+    if isinstance(spec, tuple):
+        if (value is None and None in spec) or any(_fits(value, s) for s in spec if s is not None):
+            for s in spec:
+                if s is not None and _fits(value, s):
+                    _type_problems(value, s, where, out)
+                    return
+            return
+        out.append(f"{where}: expected {' or '.join('null' if s is None else _name(s) for s in spec)}, "
+                   f"got {_show(value)}")
+        return
+    if not _fits(value, spec):
+        out.append(f"{where}: expected {_name(spec)}, got {_show(value)}")
+        return
+    if isinstance(spec, list):
+        for i, item in enumerate(value):
+            _type_problems(item, spec[0], f"{where}[{i}]", out)
+    elif isinstance(spec, dict):
+        for key, sub in spec.items():
+            if key == "*":
+                for k, v in value.items():
+                    _type_problems(v, sub, f"{where}.{k}", out)
+            elif key in value:
+                _type_problems(value[key], sub, f"{where}.{key}", out)
+
+
+def _fits(value: Any, spec: Any) -> bool:
+    if isinstance(spec, list):
+        return isinstance(value, list)
+    if isinstance(spec, dict):
+        return isinstance(value, dict)
+    if spec == _STR:
+        return isinstance(value, str)
+    if spec == _BOOL:
+        return isinstance(value, bool)
+    if spec == _INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if spec == _NUM:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if spec == _LIST:
+        return isinstance(value, list)
+    return isinstance(value, dict)
+
+
+def _name(spec: Any) -> str:
+    if isinstance(spec, list):
+        return f"a list of {_name(spec[0])}"
+    if isinstance(spec, dict):
+        return "an object"
+    return {_STR: "a string", _INT: "an integer", _NUM: "a finite number", _BOOL: "a boolean (true/false)",
+            _LIST: "a list", _DICT: "an object"}[spec]
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value)[:40] if isinstance(value, (str, int, float, bool, type(None))) else ""
+    return f"{type(value).__name__} {text}".strip() if value is not None else "null"
+
+
+def check_payload_types(kind: str, payload: Any) -> list[str]:
+    """What is wrong with a recorded event's payload: missing required keys
+    (:data:`EVENT_KINDS`) and fields of the wrong type (:data:`PAYLOAD_TYPES`), each as
+    ``payload.<field>: expected ..., got ...``; empty when it is well typed. Unknown kinds
+    are not checked (a newer recorder may add kinds; the scorer ignores them).
+
+    Meant for reading streams back (bundles, run directories); :meth:`EventStream.emit`
+    only checks the keys, to stay fast.
+    """
+    if not isinstance(payload, dict):
+        return [f"payload: expected an object, got {_show(payload)}"]
+    out = [f"payload.{k}: missing" for k in EVENT_KINDS.get(kind, ()) if k not in payload]
+    spec = PAYLOAD_TYPES.get(kind)
+    if spec is not None:
+        _type_problems(payload, spec, "payload", out)
+    return out
+
 
 GROUND_TRUTH_KINDS = frozenset({"fault.inject", "fault.revert", "probe.result", "repair.check"})
 GENESIS = "0" * 64

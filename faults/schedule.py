@@ -58,6 +58,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engine.appmodel import AppModelError, load_app, source_root
+from engine.safeyaml import YamlInputError, read_yaml
 from engine.sim.source import build_seconds
 from faults.qualify import onset_seconds, rollout_seconds, work_seconds
 from faults.spec import Catalog, FaultSpec, load_catalog
@@ -106,17 +107,24 @@ def _lead(model: Any, spec: FaultSpec) -> int:
     return int(build_seconds(svc.language) + 2 * rollout_seconds(model, spec.target))
 
 
+MAX_DURATION_S = 86_400
+"""Longest run a schedule may describe, seconds (24 h: the marathon regime runs about 100
+minutes); every time in a schedule lies within it. A larger value is a typo, and one of 1e9
+would keep a run going for 30 years."""
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: YAML already types its scalars, so "3" is not an int nor "false" a bool.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class ScheduledFault(_Strict):
     """A catalog fault injected at ``at`` seconds and reverted ``lifetime`` seconds later."""
 
-    at: int = Field(ge=0, description="run time of injection, seconds")
+    at: int = Field(ge=0, le=MAX_DURATION_S, description="run time of injection, seconds")
     fault: str
     target: str
-    lifetime: int = Field(gt=0, description="seconds until the orchestrator reverts it")
+    lifetime: int = Field(gt=0, le=MAX_DURATION_S, description="seconds until the orchestrator reverts it")
 
     @property
     def end(self) -> int:
@@ -126,7 +134,7 @@ class ScheduledFault(_Strict):
 class BenignChange(_Strict):
     """A change that breaks nothing: a code comment or a harmless env value."""
 
-    at: int = Field(ge=0)
+    at: int = Field(ge=0, le=MAX_DURATION_S)
     service: str
     kind: Literal["code", "config"]
     summary: str
@@ -147,8 +155,8 @@ class BenignChange(_Strict):
 class LoadBurst(_Strict):
     """The load generator runs ``factor`` times its rate for ``duration`` seconds."""
 
-    at: int = Field(ge=0)
-    duration: int = Field(gt=0)
+    at: int = Field(ge=0, le=MAX_DURATION_S)
+    duration: int = Field(gt=0, le=MAX_DURATION_S)
     factor: float = Field(gt=0, le=5)
 
 
@@ -156,13 +164,13 @@ class Schedule(_Strict):
     """One run's schedule (see module docstring)."""
 
     app: str
-    seed: int
+    seed: int = Field(ge=0, le=2**64 - 1)
     regime: Regime
     generator: str = GENERATOR_VERSION
-    duration_s: int = Field(gt=0)
-    faults: tuple[ScheduledFault, ...]
-    changes: tuple[BenignChange, ...] = ()
-    bursts: tuple[LoadBurst, ...] = ()
+    duration_s: int = Field(gt=0, le=MAX_DURATION_S, description=f"seconds, at most {MAX_DURATION_S}")
+    faults: tuple[ScheduledFault, ...] = Field(strict=False)  # a YAML list; its items stay strict
+    changes: tuple[BenignChange, ...] = Field(default=(), strict=False)
+    bursts: tuple[LoadBurst, ...] = Field(default=(), strict=False)
 
     def events(self) -> list[tuple[int, str, Any]]:
         """Every scheduled action as (run time, kind, item), in time order."""
@@ -210,17 +218,25 @@ def parse_schedule(data: Any, source: str, catalog: Catalog | None = None) -> Sc
         app = load_app(sched.app)
     except KeyError as exc:
         raise ScheduleError(source, [("app", str(exc.args[0]) if exc.args else str(exc))]) from None
-    except AppModelError as exc:
+    except (AppModelError, OSError) as exc:
         raise ScheduleError(source, [("app", f"{sched.app!r} is neither a shipped app nor a loadable app file: "
                                              f"{exc}")]) from None
     try:
         cat = catalog or load_catalog(sched.app)
     except FileNotFoundError:
         raise ScheduleError(source, [("app", f"no fault catalog for {sched.app!r}")]) from None
+    except (ValueError, OSError) as exc:  # CatalogError names the catalog file and its problems
+        raise ScheduleError(source, [("app", f"the fault catalog of {sched.app!r} cannot be used: {exc}")]) from None
     specs = {f.id: f for f in cat.faults}
     services = set(app.service_names())
+    first_at: dict[str, int] = {}
     for i, f in enumerate(sched.faults):
         spec = specs.get(f.fault)
+        if f.fault in first_at:
+            # Events, probes and scores are keyed by fault id: a second injection would merge with the first.
+            problems.append((f"faults[{i}].fault", f"fault {f.fault!r} is already scheduled "
+                                                   f"(faults[{first_at[f.fault]}]); a fault appears at most once"))
+        first_at.setdefault(f.fault, i)
         if spec is None:
             problems.append((f"faults[{i}].fault", f"unknown fault {f.fault!r} in the {sched.app} catalog"))
         elif spec.target != f.target:
@@ -230,7 +246,7 @@ def parse_schedule(data: Any, source: str, catalog: Catalog | None = None) -> Sc
     for i, c in enumerate(sched.changes):
         if c.service not in services:
             problems.append((f"changes[{i}].service", f"unknown service {c.service!r}"))
-        elif c.kind == "code" and c.file is not None and not (source_root(sched.app) / c.service / c.file).is_file():
+        elif c.kind == "code" and c.file is not None and not _source_file(sched.app, c.service, c.file):
             problems.append((f"changes[{i}].file", f"{c.file!r} is not in {c.service}'s source"))
         if c.at > sched.duration_s:
             problems.append((f"changes[{i}].at", f"after the end of the run ({sched.duration_s}s)"))
@@ -259,18 +275,30 @@ def dump_schedule(sched: Schedule) -> str:
     return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
 
 
+def _source_file(app: str, service: str, file: str) -> bool:
+    """True when ``file`` is a plain relative path to a file of ``service``'s source."""
+    parts = file.split("/")
+    if not file or "\0" in file or file.startswith("/") or ".." in parts or "\\" in file:
+        return False
+    return (source_root(app) / service / file).is_file()
+
+
 def load_schedule(path: str | Path) -> Schedule:
     """Load and validate a schedule file.
 
     Raises:
-        ScheduleError: malformed YAML or content.
+        ScheduleError: unreadable, not UTF-8, malformed YAML (alias bombs and duplicate keys
+            included: :mod:`engine.safeyaml`) or content; names the file and each problem.
         FileNotFoundError: no such file.
     """
-    text = Path(path).read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScheduleError(str(path), [("<file>", f"not valid YAML: {exc}")]) from None
+        data = read_yaml(path)
+    except YamlInputError as exc:
+        raise ScheduleError(str(path), [(exc.where, exc.problem)]) from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ScheduleError(str(path), [("<file>", f"cannot be read ({exc.strerror or exc})")]) from None
     return parse_schedule(data, str(path))
 
 

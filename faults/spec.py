@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.appmodel import AppModel, Probe, Resources, load_app, source_root
+from engine.appmodel import MAX_REPLICAS, AppModel, Probe, Resources, load_app, source_root
+from engine.safeyaml import YamlInputError, read_yaml
 
 Category = Literal["code-bug", "configuration", "runtime", "infrastructure"]
 Subtype = Literal[
@@ -56,7 +56,8 @@ RemedyAction = Literal["rollback", "revert-patch", "set-config", "set-flag", "sc
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: YAML already types its scalars, so "3" is not an int nor "false" a bool.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True, allow_inf_nan=False)
 
 
 class CodeChange(_Strict):
@@ -94,7 +95,7 @@ class ConfigChange(_Strict):
     """A change to the target's Deployment that is not code: env, replicas, resources, image, probe, flag."""
 
     env: dict[str, str] | None = None
-    replicas: int | None = Field(default=None, ge=0)
+    replicas: int | None = Field(default=None, ge=0, le=MAX_REPLICAS)
     resources: Resources | None = None
     image: str | None = None
     readiness_probe: Probe | None = None
@@ -125,7 +126,7 @@ class EffectSpec(_Strict):
     """Behaviour while the fault is active (see :class:`engine.sim.effects.Effect`)."""
 
     service: str | None = Field(default=None, description="default: the fault's target")
-    operations: tuple[str, ...] = ()
+    operations: tuple[str, ...] = Field(default=(), strict=False)
     error_rate: float = Field(default=0.0, ge=0, le=1)
     latency_ms: float = Field(default=0.0, ge=0)
     latency_factor: float = Field(default=1.0, gt=0)
@@ -156,7 +157,7 @@ class ProbeSpec(_Strict):
     """
 
     route: str | None = None
-    operation: tuple[str, str] | None = Field(default=None, description="(service, operation name)")
+    operation: tuple[str, str] | None = Field(default=None, strict=False, description="(service, operation name)")
     rollout: str | None = Field(default=None, description="also require this Deployment to be fully rolled out "
                                                            "(only together with route or operation)")
     attributes: dict[str, str] = Field(default_factory=dict)
@@ -187,7 +188,7 @@ class Remedy(_Strict):
     action: RemedyAction
     key: str | None = None
     value: str | None = None
-    replicas: int | None = Field(default=None, ge=0)
+    replicas: int | None = Field(default=None, ge=0, le=MAX_REPLICAS)
     service: str | None = Field(default=None, description="default: the fault's target")
     zone: str | None = Field(default=None, description="restart-pods: only pods in this zone")
 
@@ -201,11 +202,11 @@ class FaultSpec(_Strict):
     subtype: Subtype | None = None
     mechanism: Mechanism
     target: str
-    scope: tuple[str, ...] = Field(min_length=1, description="entry routes the fault hurts")
+    scope: tuple[str, ...] = Field(min_length=1, strict=False, description="entry routes the fault hurts")
     probe: ProbeSpec
     artifact: Artifact
     remedy: Remedy
-    expected_alerts: tuple[str, ...] = ()
+    expected_alerts: tuple[str, ...] = Field(default=(), strict=False)
     change: CodeChange | None = None
     config: ConfigChange | None = None
     runtime: RuntimeSpec | None = None
@@ -251,7 +252,7 @@ class FaultSpec(_Strict):
 
 class Catalog(_Strict):
     app: str
-    faults: tuple[FaultSpec, ...]
+    faults: tuple[FaultSpec, ...] = Field(strict=False)  # a YAML list; its items stay strict
 
 
 class CatalogError(ValueError):
@@ -306,6 +307,8 @@ def expand_templates(data: dict[str, Any], source: str) -> dict[str, Any]:
         if not isinstance(spec, dict) or len(spec) != 1:
             raise CatalogError(source, [(f"faults[{i}].for_each", "expected one key mapping to a list of values")])
         (key, values), = spec.items()
+        if not isinstance(key, str) or not key:
+            raise CatalogError(source, [(f"faults[{i}].for_each", f"the placeholder name {key!r} is not a string")])
         if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
             raise CatalogError(source, [(f"faults[{i}].for_each.{key}", "expected a non-empty list of strings")])
         body = {k: v for k, v in entry.items() if k != "for_each"}
@@ -330,12 +333,14 @@ def parse_catalog(data: Any, source: str, app: AppModel | None = None) -> Catalo
         model = app or load_app(catalog.app)
     except KeyError as exc:
         raise CatalogError(source, [("app", str(exc))]) from None
+    except (ValueError, OSError) as exc:  # AppModelError names the app file and its problems
+        raise CatalogError(source, [("app", f"{catalog.app!r} cannot be loaded: {exc}")]) from None
     problems: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for fault in catalog.faults:
+    seen: dict[str, int] = {}
+    for i, fault in enumerate(catalog.faults):
         if fault.id in seen:
-            problems.append((f"fault {fault.id!r}: id", "duplicate id"))
-        seen.add(fault.id)
+            problems.append((f"faults[{i}].id", f"duplicate id {fault.id!r} (also faults[{seen[fault.id]}])"))
+        seen.setdefault(fault.id, i)
         problems.extend((f"fault {fault.id!r}: {w}", m) for w, m in check_references(fault, model))
     if problems:
         raise CatalogError(source, problems)
@@ -380,7 +385,10 @@ def check_references(fault: FaultSpec, app: AppModel) -> list[tuple[str, str]]:
                     out.append(("effect.operations", f"unknown operation {op!r} of {svc_name}"))
     if fault.change is not None and fault.target in services:
         path = source_root(app.name) / fault.target / fault.change.file
-        if not path.is_file():
+        parts = fault.change.file.split("/")
+        if "\0" in fault.change.file or fault.change.file.startswith("/") or ".." in parts:
+            out.append(("change.file", f"{fault.change.file!r} is not a relative path inside {fault.target}'s source"))
+        elif not path.is_file():
             out.append(("change.file", f"{fault.change.file!r} is not in {fault.target}'s source"))
         else:
             text = path.read_text(encoding="utf-8")
@@ -433,11 +441,12 @@ def load_catalog(app_or_path: str | Path) -> Catalog:
             shipped = ", ".join(sorted(p.stem for p in CATALOG_DIR.glob("*.yaml")))
             raise FileNotFoundError(f"no fault catalog for app {str(app_or_path)!r}; apps with a catalog: {shipped} "
                                     "(or give a catalog file; format: faults/catalog/FORMAT.md)")
-    text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise CatalogError(str(path), [("<file>", f"not valid YAML: {exc}")]) from None
+        data = read_yaml(path)
+    except YamlInputError as exc:
+        raise CatalogError(str(path), [(exc.where, exc.problem)]) from None
+    except OSError as exc:
+        raise CatalogError(str(path), [("<file>", f"cannot be read ({exc.strerror or exc})")]) from None
     if isinstance(data, dict) and "services" in data and "faults" not in data:
         raise CatalogError(str(path), [("<file>", "this is an app model, not a fault catalog: schedules and runs "
                                                   "need a fault catalog for the app (faults/catalog/FORMAT.md)")])

@@ -40,16 +40,19 @@ def load_keymap(path: str | Path | None) -> dict[str, str]:
     """Binding id -> key(s) from a keymap file (module docstring); {} for None.
 
     Raises:
-        KeymapError: unreadable, not TOML, or a value that is not a string of keys.
+        KeymapError: unreadable, not UTF-8, not TOML, or a value that is not a string of keys
+            (the message names the file and the binding id).
     """
     if path is None:
         return {}
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(p.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise KeymapError(f"{p}: cannot be read ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
+    except UnicodeDecodeError as exc:
+        raise KeymapError(f"{p}: not UTF-8 text (byte {exc.start}): a keymap is a TOML file") from None
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
         raise KeymapError(f"{p}: not TOML: {exc}") from None
     table = data.get("keymap", data)
     if not isinstance(table, dict):

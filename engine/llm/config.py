@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.safeyaml import YamlInputError, parse_yaml, read_text
 
 ENV_CONFIG = "MARATHON_LLM_CONFIG"
 ENV_BASE_URL = "MARATHON_LLM_BASE_URL"
@@ -67,7 +68,7 @@ class LLMConfigError(ValueError):
 class Price(BaseModel):
     """US dollars per million tokens."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
     prompt: float = Field(default=0.0, ge=0)
     completion: float = Field(default=0.0, ge=0)
 
@@ -79,14 +80,14 @@ class Price(BaseModel):
 class Budget(BaseModel):
     """Limits on model calls (``steps``), tokens (prompt + completion) and dollars; None: unlimited."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
     steps: int | None = Field(default=None, ge=1)
     tokens: int | None = Field(default=None, ge=1)
     usd: float | None = Field(default=None, gt=0)
 
 
 class Budgets(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     invocation: Budget = Budget(steps=12)
     run: Budget = Budget()
 
@@ -97,15 +98,16 @@ class LLMConfig(BaseModel):
     ``base_url`` and ``model`` may be empty here; :meth:`require_endpoint` says what to set.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: "3" is not an int nor "false" a bool; NaN and infinities are no setting.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
     base_url: str = ""
     model: str = ""
     api_key_env: str = DEFAULT_API_KEY_ENV
     label: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,40}$")
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
     max_retries: int = Field(default=4, ge=0, le=20)
-    retry_backoff_s: float = Field(default=1.0, ge=0)
-    retry_backoff_max_s: float = Field(default=30.0, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0, le=3600)
+    retry_backoff_max_s: float = Field(default=30.0, ge=0, le=3600)
     temperature: float | None = Field(default=0.0, ge=0, le=2)
     max_completion_tokens: int | None = Field(default=None, ge=1)
     max_tool_output_chars: int = Field(default=6000, ge=200)
@@ -162,13 +164,17 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except OSError as exc:
         raise LLMConfigError(f"{p}: cannot read the LLM configuration ({exc.strerror or exc})") from None
+    except YamlInputError as exc:
+        raise LLMConfigError(f"{p}: {exc.problem}") from None
     try:
-        data = tomllib.loads(text) if p.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise LLMConfigError(f"{p}: not valid {'TOML' if p.suffix == '.toml' else 'YAML'}: {exc}") from None
+        data = tomllib.loads(text) if p.suffix == ".toml" else parse_yaml(text)
+    except YamlInputError as exc:
+        raise LLMConfigError(f"{p}: {exc.where}: {exc.problem}") from None
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
+        raise LLMConfigError(f"{p}: not valid TOML: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -1,0 +1,161 @@
+"""Reading user YAML files without surprises: one error type, a position, bounded work.
+
+Every data file a user hands the benchmark (schedules, fault catalogs, app models, rule
+files, LLM configurations) is read through :func:`read_yaml` or :func:`parse_yaml`, which
+turn everything that can go wrong while *reading* into one :class:`YamlInputError` -- each
+loader then names its file and wraps the problem in its own error type:
+
+* bytes that are not UTF-8 (with the byte offset);
+* YAML syntax errors (with line and column), several documents in one file;
+* duplicate keys in a mapping (PyYAML keeps the last one silently; go-yaml v3, which
+  Prometheus uses, refuses them: ``mapping key "x" already defined``);
+* alias bombs ("billion laughs": a few lines whose aliases expand to billions of nodes):
+  the document's size *after* alias expansion is capped at :data:`MAX_NODES`, so no loader
+  ever walks an exponential structure;
+* nesting deeper than the parser's recursion allows, and integers too long for Python to
+  convert (over 4300 digits).
+
+Non-finite floats (``.nan``, ``.inf``) are valid YAML and come through as floats; the
+pydantic models refuse them (``allow_inf_nan=False``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_NODES = 500_000
+"""Largest document, in YAML nodes after alias expansion. The biggest shipped file (an app
+model) has about 10,000; a billion-laughs file of ten lines has 10**9."""
+
+
+class YamlInputError(ValueError):
+    """A file that cannot be read as one YAML document.
+
+    Attributes:
+        problem: what is wrong, without the file name.
+        line, column: 1-based position, when known.
+    """
+
+    def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
+        self.problem = problem
+        self.line, self.column = line, column
+        where = f"line {line}, column {column or 1}: " if line is not None else ""
+        super().__init__(where + problem)
+
+    @property
+    def where(self) -> str:
+        """``line L, column C`` (or ``<file>`` when the position is unknown)."""
+        return f"line {self.line}, column {self.column or 1}" if self.line is not None else "<file>"
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing duplicate mapping keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = key_node.value
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {seen[key]})", key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """Nodes of the document with every alias expanded (stops counting past ``limit``)."""
+    memo: dict[int, int] = {}
+    # Iterative post-order: a node's size is 1 + its children's, each shared node counted once
+    # per reference but computed once (memo), so the walk is linear in the composed graph.
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in memo:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in memo)
+            continue
+        memo[id(node)] = min(limit + 1, 1 + sum(memo.get(id(c), 1) for c in children))
+    return memo[id(root)]
+
+
+def parse_yaml_node(text: str) -> tuple[Any, yaml.Node | None]:
+    """Parse one YAML document into Python data and its node tree (for positions).
+
+    Returns:
+        (data, root node); (None, None) for an empty document.
+
+    Raises:
+        YamlInputError: see the module docstring.
+    """
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)  # the reader refuses control characters here
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        size = _expanded_size(root, MAX_NODES)
+        if size > MAX_NODES:
+            raise YamlInputError(f"the document expands to more than {MAX_NODES:,} nodes through its aliases "
+                                 "(an alias bomb?); write the values out instead")
+        return loader.construct_document(root), root
+    except YamlInputError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        what = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise YamlInputError(f"not valid YAML: {what}", mark.line + 1 if mark else None,
+                             mark.column + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise YamlInputError(f"not valid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise YamlInputError("not valid YAML: nested too deeply") from None
+    except ValueError as exc:  # int() of a number with more than 4300 digits
+        raise YamlInputError(f"a value cannot be read: {exc}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def parse_yaml(text: str) -> Any:
+    """Parse one YAML document (:func:`parse_yaml_node` without the nodes).
+
+    Raises:
+        YamlInputError: see the module docstring.
+    """
+    return parse_yaml_node(text)[0]
+
+
+def read_text(path: str | Path) -> str:
+    """A file's text, which must be UTF-8.
+
+    Raises:
+        YamlInputError: not UTF-8 (with the byte offset).
+        OSError: the file cannot be read.
+    """
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise YamlInputError(f"not UTF-8 text (byte {exc.start}): a YAML file must be UTF-8") from None
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Read and parse one YAML file (:func:`read_text`, :func:`parse_yaml`).
+
+    Raises:
+        YamlInputError: not UTF-8, or not one valid, bounded YAML document.
+        OSError: the file cannot be read.
+    """
+    return parse_yaml(read_text(path))
