@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from alerts.live import add_prometheus_config_arguments
 from engine.appmodel import AppModelError, builtin_apps, load_app
 from engine.cli_app import add_import_arguments
-from engine.cli_bundle import add_seal_arguments, add_verify_arguments
+from engine.cli_bundle import add_keys_arguments, add_seal_arguments, add_verify_arguments
 from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.llm.config import add_llm_arguments
 from engine.serve.cli import add_serve_arguments
@@ -386,8 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("seal", help="seal a run directory into one bundle file")
     add_seal_arguments(p)
-    p = sub.add_parser("verify", help="verify a bundle: sealed, complete, unchanged")
+    p = sub.add_parser("verify", help="verify a bundle: sealed, complete, unchanged; --replay re-executes it")
     add_verify_arguments(p)
+    p = sub.add_parser("keys", help="make or show the Ed25519 key seals sign bundles with")
+    add_keys_arguments(p)
     p = sub.add_parser("score", help="score sealed bundles into a leaderboard")
     add_score_arguments(p)
     p = sub.add_parser("report", help="write an HTML report with plots for one bundle")

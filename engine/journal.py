@@ -191,6 +191,59 @@ def read_journal(run_dir: str | Path) -> tuple[bytes, dict[str, bytes], int]:
     return b"".join(events), files, len(blob) - pos
 
 
+class JournalTail:
+    """Reads the event lines another process appends to a journal, record by record
+    (``marathon watch --follow`` of a hidden run; the follower is the same user, with the key).
+
+    Raises (from :meth:`poll`):
+        JournalError: see :func:`read_journal`.
+    """
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.dir = Path(run_dir)
+        self._aead: AESGCM | None = None
+        self._key_id = ""
+        self._offset = 0
+        self._index = 0
+
+    def poll(self) -> bytes:
+        """The complete event lines of the records written since the last poll."""
+        if self._aead is None:
+            if not has_journal(self.dir):
+                return b""
+            try:
+                header = json.loads((self.dir / JOURNAL_HEADER).read_text(encoding="utf-8"))
+                self._key_id = str(header["key_id"])
+                self._aead = AESGCM(_key_path(self._key_id).read_bytes())
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise JournalError(f"{self.dir}: cannot open the journal to follow it ({exc})") from None
+        try:
+            with (self.dir / JOURNAL_FILE).open("rb") as fh:
+                fh.seek(self._offset)
+                blob = fh.read()
+        except FileNotFoundError:
+            return b""
+        out: list[bytes] = []
+        pos = 0
+        while pos + _LEN.size <= len(blob):
+            (size,) = _LEN.unpack_from(blob, pos)
+            if pos + _LEN.size + size > len(blob):
+                break  # still being written
+            rec = blob[pos + _LEN.size:pos + _LEN.size + size]
+            try:
+                plain = self._aead.decrypt(rec[:_NONCE], rec[_NONCE:],
+                                           self._key_id.encode() + self._index.to_bytes(8, "big"))
+            except InvalidTag:
+                raise JournalError(f"{self.dir / JOURNAL_FILE}: record {self._index + 1} fails its authentication "
+                                   "tag") from None
+            if plain[:1] == b"E":
+                out.append(plain[1:])
+            pos += _LEN.size + size
+            self._index += 1
+        self._offset += pos
+        return b"".join(out)
+
+
 def materialize(run_dir: str | Path) -> int:
     """Decrypt a journal into ``events.jsonl`` and its side files (replacing them); the journal
     stays until :func:`discard`. Returns the torn bytes dropped. A directory without a journal

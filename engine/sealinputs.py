@@ -81,8 +81,9 @@ def complete_inputs(run_dir: str | Path, events: list[Event]) -> list[str]:
     run_dir = Path(run_dir)
     start = events[0] if events and events[0].kind == "run.start" else None
     schedule = run_dir / "schedule.yaml"
-    if start is None or not schedule.is_file() or not isinstance(start.payload.get("app"), str):
-        return []
+    if start is None or not schedule.is_file() or not isinstance(start.payload.get("app"), str) \
+            or not (run_dir / "app.yaml").is_file():
+        return []  # not a run the orchestrator recorded (it writes app.yaml as it starts)
     app = str(start.payload["app"])
     notes: list[str] = []
     try:

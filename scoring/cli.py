@@ -87,10 +87,10 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
         meta = start.payload
     except (BundleError, OSError, ValueError) as exc:
         raise ScoreError(str(exc)) from None
-    model = _bundle_app(bundle, path)
+    model = bundle_app_model(bundle, path)
     noop = None
     if degradation:
-        noop = _bundle_counterfactual(bundle, path)
+        noop = bundle_counterfactual(bundle, path)
         if noop is None:  # a bundle sealed before it carried one: re-simulate on this engine
             try:
                 noop = noop_counterfactual(str(meta["app"]), int(meta["seed"]), bundle.schedule_text)
@@ -109,7 +109,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     return score, events
 
 
-def _bundle_app(bundle: Any, path: str | Path) -> Any:
+def bundle_app_model(bundle: Any, path: str | Path) -> Any:
     """The app model the bundle carries (``app.yaml``), or None for an older bundle (the
     installed model of the same name is used).
 
@@ -129,7 +129,7 @@ def _bundle_app(bundle: Any, path: str | Path) -> Any:
         raise ScoreError(f"{path}: {APP_FILE}: {exc}") from None
 
 
-def _bundle_counterfactual(bundle: Any, path: str | Path) -> Any:
+def bundle_counterfactual(bundle: Any, path: str | Path) -> Any:
     """The no-op counterfactual the bundle carries (``counterfactual.json``), or None.
 
     Raises:

@@ -64,6 +64,10 @@ class Row:
     score: float
     apps: tuple[str, ...]
     formula: str = FORMULA_VERSION
+    replayed: int = 0
+    """Runs whose bundle ``marathon verify --replay`` re-executed clean on this machine."""
+    engines: tuple[str, ...] = ()
+    """The engines (``<version>+<code digest prefix>``) that sealed the runs."""
     intervals: dict[str, Interval] = field(default_factory=dict)
     """Column -> 95 % bootstrap interval of its mean over runs (only with two or more runs)."""
 
@@ -132,6 +136,8 @@ def leaderboard(scores: Sequence[RunScore], per_app: bool = False, formula: str 
             apps=tuple(sorted({r.app for r in runs})),
             formula=formula,
             intervals=intervals,
+            replayed=sum(1 for r in runs if r.replayed == "verified"),
+            engines=tuple(sorted({r.engine or "unrecorded" for r in runs})),
         ))
     if per_app:
         return sorted(rows, key=lambda r: (r.apps, -r.score, r.operator))
@@ -152,23 +158,27 @@ def _cell(row: Row, col: str, value: float | None, spec: str) -> str:
 
 def format_table(rows: Sequence[Row], per_app: bool = False) -> str:
     """The leaderboard as a plain-text table (an APP column first with ``per_app``); the score
-    column is headed by the formula's version (``SCORE/2``: ``marathon-score/2``)."""
+    column is headed by the formula's version (``SCORE/2``: ``marathon-score/2``); REPLAY counts
+    the runs whose bundles replayed clean (``marathon verify --replay``), ENGINE names the
+    engines that sealed them."""
     formula = rows[0].formula if rows else FORMULA_VERSION
     head = ["OPERATOR", "RUNS", "CORR", "LOC", "REP", "MTTD", "MTTL", "MTTR", "DEGR%", "PREC", "FD", "RISK",
-            "ACTS", "TOKENS", "COST$", f"SCORE/{formula.rsplit('/', 1)[-1]}"]
+            "ACTS", "TOKENS", "COST$", f"SCORE/{formula.rsplit('/', 1)[-1]}", "REPLAY", "ENGINE"]
     body = [[r.operator, str(r.runs), _cell(r, "corr", r.corr, ".3f"), _cell(r, "loc", r.loc, ".3f"),
              _cell(r, "rep", r.rep, ".3f"), _cell(r, "mttd", r.mttd, ".0f"), _cell(r, "mttl", r.mttl, ".0f"),
              _cell(r, "mttr", r.mttr, ".0f"), _cell(r, "degradation", r.degradation, ".1f"),
              _cell(r, "precision", r.precision, ".2f"), _cell(r, "false_declarations", r.false_declarations, ".1f"),
              _cell(r, "risk", r.risk, ".3f"), f"{r.risky_actions}/{r.actions}", f"{r.tokens:.0f}",
-             f"{r.cost_usd:.4f}", _cell(r, "score", r.score, ".1f")] for r in rows]
+             f"{r.cost_usd:.4f}", _cell(r, "score", r.score, ".1f"), f"{r.replayed}/{r.runs}",
+             ",".join(r.engines)] for r in rows]
     if per_app:
         head = ["APP", *head]
         body = [[",".join(r.apps), *line] for r, line in zip(rows, body, strict=True)]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     text_cols = 2 if per_app else 1
-    lines = ["  ".join(c.rjust(w) if i >= text_cols else c.ljust(w)
-                       for i, (c, w) in enumerate(zip(line, widths, strict=True)))
+    last = len(head) - 1  # ENGINE: text, left-aligned
+    lines = ["  ".join(c.rjust(w) if text_cols <= i < last else c.ljust(w)
+                       for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
              for line in [head, *body]]
     return "\n".join(lines)
 

@@ -185,6 +185,11 @@ class RunScore:
     action_log: list[ActionRecord] = field(default_factory=list)
     incident_log: list[IncidentRecord] = field(default_factory=list)
     integrity: str = "sealed"
+    engine: str | None = None
+    """Which engine sealed the run: ``<version>+<code digest prefix>`` from ``run.start``."""
+    replayed: str | None = None
+    """``verified`` or ``diverged``: what ``marathon verify --replay`` found for this bundle
+    (recorded per bundle digest), or None when it was not replayed."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -733,7 +738,14 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
         action_log=actions,
         incident_log=list(run.incidents),
         integrity=integrity,
+        engine=_engine_label(meta.get("engine")),
     )
+
+
+def _engine_label(engine: Any) -> str | None:
+    if not isinstance(engine, dict):
+        return None
+    return f"{engine.get('version', '?')}+{str(engine.get('code_sha256', ''))[:8]}"
 
 
 def _outcome(fs: FaultScore, run: _Run) -> str:

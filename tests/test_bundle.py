@@ -37,6 +37,9 @@ from engine.recorder import EVENTS_FILE, RunRecorder
 from faults.schedule import generate
 
 REPO = Path(__file__).resolve().parents[1]
+RUN_FILES = ["app.yaml", "catalog.yaml", "counterfactual.json", EVENTS_FILE, "rules/sre-marathon.rules.yaml",
+             "run.json", "schedule.yaml"]
+"""What a sealed run of the embedded simulator carries, in bundle order."""
 LONG_PATH = "transcripts/" + "a" * 70 + "/" + "b" * 60 + ".jsonl"
 """Over 100 bytes: stored with the ustar prefix field."""
 
@@ -45,8 +48,10 @@ LONG_PATH = "transcripts/" + "a" * 70 + "/" + "b" * 60 + ".jsonl"
 
 
 def record_ob_run(run_dir: Path) -> Path:
-    """A real Online Boutique short-5 run (seed 1) recorded into ``run_dir``."""
-    Orchestrator(generate("online-boutique", 1, "short-5"), run_dir=run_dir).run()
+    """A real Online Boutique short-5 run (seed 1) recorded into ``run_dir`` in the clear
+    (``hide_truth=False``: the stream is read before sealing; tests/test_journal.py covers the
+    encrypted journal)."""
+    Orchestrator(generate("online-boutique", 1, "short-5"), run_dir=run_dir, hide_truth=False).run()
     return run_dir
 
 
@@ -136,7 +141,7 @@ def test_a_sealed_real_run_verifies(ob_run: Path, ob_bundle: Path) -> None:
     assert seal_ev.payload["events"] == manifest["events"] == len(events)
     assert seal_ev.payload["complete"] is True and manifest["complete"] is True and manifest["head"] == seal_ev.hash
     assert seal_ev.payload["sha256"] == manifest["files_sha256"] == files_digest(manifest["files"])
-    assert set(manifest["files"]) == {EVENTS_FILE, "run.json", "schedule.yaml"}
+    assert set(manifest["files"]) == set(RUN_FILES)
     for name, entry in manifest["files"].items():
         data = b.read_bytes(name)
         assert entry == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
@@ -160,14 +165,14 @@ def test_bundle_is_a_standard_tar(ob_bundle: Path, tmp_path: Path) -> None:
     blob = ob_bundle.read_bytes()
     with tarfile.open(ob_bundle, mode="r:") as tf:
         members = tf.getmembers()
-        assert [m.name for m in members] == [MANIFEST_FILE, EVENTS_FILE, "run.json", "schedule.yaml"]
+        assert [m.name for m in members] == [MANIFEST_FILE, *RUN_FILES]
         for m in members:
             assert (m.mode, m.uid, m.gid, m.mtime, m.uname, m.gname, m.isreg()) == (0o644, 0, 0, 0, "", "", True)
         tf.extractall(tmp_path / "py", filter="data")
     assert verify(tmp_path / "py").ok
     if shutil.which("tar"):
         listing = subprocess.run(["tar", "-tf", str(ob_bundle)], capture_output=True, text=True, check=True)
-        assert listing.stdout.split() == [MANIFEST_FILE, EVENTS_FILE, "run.json", "schedule.yaml"]
+        assert listing.stdout.split() == [MANIFEST_FILE, *RUN_FILES]
         (tmp_path / "gnu").mkdir()
         subprocess.run(["tar", "-xf", str(ob_bundle), "-C", str(tmp_path / "gnu")], check=True)
         assert verify(tmp_path / "gnu").ok
@@ -421,19 +426,21 @@ def test_a_broken_chain_is_never_repaired(ob_run: Path, tmp_path: Path) -> None:
 
 
 def test_kill_9_recovers_every_flushed_event(tmp_path: Path) -> None:
-    """A wall-clock run killed with SIGKILL seals into a valid, incomplete bundle holding every flushed event."""
+    """A wall-clock run killed with SIGKILL seals into a valid, incomplete bundle holding every
+    flushed event (the run records into its encrypted journal; :mod:`engine.journal`)."""
+    from engine.journal import JOURNAL_FILE, read_journal
+
     run_dir = tmp_path / "killed"
     proc = subprocess.Popen(
         [sys.executable, "-m", "engine.cli", "run", "--app", "online-boutique", "--seed", "1", "--regime", "short-5",
          "--speed", "40", "--run-dir", str(run_dir)],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    events_path = run_dir / EVENTS_FILE
     try:
         deadline = time.monotonic() + 6.0
         while time.monotonic() < deadline:
             time.sleep(0.1)
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-        before = events_path.read_bytes()
+        before, _, _ = read_journal(run_dir)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
@@ -441,10 +448,12 @@ def test_kill_9_recovers_every_flushed_event(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    after = events_path.read_bytes()
-    assert after.startswith(before)  # nothing flushed is ever lost or rewritten
-    flushed = after[:after.rfind(b"\n") + 1]
+    assert not (run_dir / EVENTS_FILE).exists()
+    flushed, side, torn = read_journal(run_dir)
+    assert flushed.startswith(before)  # nothing flushed is ever lost or rewritten
     assert before.count(b"\n") >= 10, "the run flushed too little in 6 s to test anything"
+    assert "schedule.yaml" in side and flushed.endswith(b"\n")
+    journal_bytes = (run_dir / JOURNAL_FILE).stat().st_size
 
     with pytest.raises(BundleError, match="--recover"):
         seal(run_dir)
@@ -453,13 +462,13 @@ def test_kill_9_recovers_every_flushed_event(tmp_path: Path) -> None:
     assert report.ok and report.sealed and not report.complete, report.format()
     b = open_bundle(bundle, check=True)
     stream = b.read_bytes(EVENTS_FILE)
-    assert stream.startswith(before[:before.rfind(b"\n") + 1])  # byte-identical prefix
     assert stream == flushed + (b.events[-1].to_json() + "\n").encode()  # every flushed event, then the seal
     assert report.events == flushed.count(b"\n") + 1
     assert "run.end" not in {e.kind for e in b.events}
-    assert b.events[-1].payload["dropped_bytes"] == len(after) - len(flushed)
+    assert b.events[-1].payload["dropped_bytes"] == torn < journal_bytes
     assert b.events[0].kind == "run.start" and b.meta["clock"] == "wall" and not b.complete
     assert {"fault.inject", "probe.result"} <= {e.kind for e in b.events}  # ground truth, as designed
+    assert b.read_bytes("schedule.yaml") == side["schedule.yaml"]
 
 
 # ----------------------------------------------------------------------------- bad input and the CLI

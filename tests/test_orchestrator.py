@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -11,7 +12,6 @@ import pytest
 from engine.cli import main
 from engine.events import GROUND_TRUTH_KINDS, EventError, EventStream, verify_chain
 from engine.orchestrator import Orchestrator
-from engine.recorder import read_events
 from faults.schedule import generate
 
 
@@ -50,10 +50,16 @@ def test_every_scheduled_fault_is_injected_probed_and_reverted(short_run: tuple[
 
 
 def test_run_directory_holds_the_same_stream(short_run: tuple[Orchestrator, Path]) -> None:
+    """While live the stream and schedule are in the encrypted journal; the same user reads
+    them back (the seal decrypts them into events.jsonl and schedule.yaml)."""
+    from engine.journal import read_journal
+
     run, run_dir = short_run
-    on_disk = read_events(run_dir)
-    assert [e.hash for e in on_disk] == [e.hash for e in run.stream.events]
-    assert (run_dir / "schedule.yaml").read_text() == run.schedule_text
+    lines, side, torn = read_journal(run_dir)
+    on_disk = [json.loads(line) for line in lines.decode().splitlines()]
+    assert [e["hash"] for e in on_disk] == [e.hash for e in run.stream.events] and torn == 0
+    assert side["schedule.yaml"].decode() == run.schedule_text
+    assert not (run_dir / "schedule.yaml").exists() and not (run_dir / "events.jsonl").exists()
     assert (run_dir / "run.json").is_file()
 
 

@@ -137,3 +137,23 @@ def test_signed_seal_and_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert refused.returncode == 1 and "not signed" in refused.stdout
     bad_key = subprocess.run([*MARATHON, "verify", "--trust", "nope", str(bundle)], capture_output=True, text=True)
     assert bad_key.returncode == 2 and "64 hex" in bad_key.stderr
+
+
+def test_score_reads_the_bundle_not_the_installed_package(runbook_bundle: Path, tmp_path: Path) -> None:
+    """A bundle of an app this installation does not ship is scored from its own app model and
+    counterfactual, with the same result; and scoring never re-simulates when it carries one."""
+    from scoring.cli import load_score
+
+    original, _ = load_score(str(runbook_bundle))
+
+    def rename(dicts: list[dict]) -> None:
+        dicts[0]["payload"]["app"] = "my-private-shop"
+
+    renamed = forge(runbook_bundle, tmp_path / "renamed", rename)
+    cli = subprocess.run([*MARATHON, "score", "--json", str(renamed)], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert "re-simulated" not in cli.stderr and "Traceback" not in cli.stderr
+    doc = json.loads(cli.stdout)
+    (run,) = doc["runs"]
+    assert run["app"] == "my-private-shop" and not run["provisional"]
+    assert run["scores"] == original.scores and run["engine"] == original.engine is not None

@@ -99,6 +99,10 @@ class Scorer:
         """The no-op counterfactual scores use, once :meth:`use_schedule` has it."""
         self.counterfactual_error: str | None = None
 
+    def use_app(self, name: str, model: Any) -> None:
+        """Score with this app model (the one a bundle carries) instead of the installed ``name``."""
+        self._app, self._app_name = model, name
+
     def use_schedule(self, app: str, seed: int, schedule_text: str, *, wait: bool = False) -> None:
         """Compute the no-op counterfactual of the run's schedule in a background thread
         (:func:`scoring.counterfactual.noop_counterfactual`; cached on disk), for the scores after it.

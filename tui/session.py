@@ -255,7 +255,7 @@ class LiveSession:
 
 
 class FollowTail:
-    """Reads the events another process appends to ``<run_dir>/events.jsonl``.
+    """Reads the events another process records in ``<run_dir>`` (its journal, then ``events.jsonl``).
 
     Only complete lines are parsed; a torn last line waits for its newline.
 
@@ -273,29 +273,43 @@ class FollowTail:
         self.path = self.dir / EVENTS_FILE
         self._offset = 0
         self._partial = b""
+        self._seen = 0
+        from engine.journal import JournalTail
+
+        self._journal = JournalTail(self.dir)
         self.sealed = False
         self.ended = False
 
     def poll(self) -> list[Event]:
-        """The events appended since the last poll.
+        """The events appended since the last poll: from the encrypted journal while the run
+        records into one (:mod:`engine.journal`), then from ``events.jsonl`` once it is sealed
+        (skipping the events already read).
 
         Raises:
-            ValueError: a line that is not an event.
+            ValueError: a line that is not an event, or a journal that cannot be read.
         """
-        if not self.path.is_file():
+        from engine.journal import has_journal
+
+        if has_journal(self.dir) and not self.path.is_file():
+            data = self._journal.poll()
+        elif self.path.is_file():
+            with self.path.open("rb") as fh:
+                fh.seek(self._offset)
+                data = fh.read()
+            self._offset += len(data)
+        else:
             return []
-        with self.path.open("rb") as fh:
-            fh.seek(self._offset)
-            data = fh.read()
         if not data:
             return []
-        self._offset += len(data)
         lines = (self._partial + data).split(b"\n")
         self._partial = lines.pop()
         out = []
         for line in lines:
             if line.strip():
                 ev = Event.from_dict(json.loads(line))
+                if ev.seq < self._seen:
+                    continue  # read from the journal already
+                self._seen = ev.seq + 1
                 out.append(ev)
                 self.ended = self.ended or ev.kind == "run.end"
                 self.sealed = self.sealed or ev.kind == "seal"
@@ -325,6 +339,10 @@ class LoadedBundle:
     integrity: str
     schedule_text: str = ""
     """The schedule the run replayed (for its no-op counterfactual); empty if the bundle lacks it."""
+    counterfactual: Any = None
+    """The no-op counterfactual the bundle carries (:class:`scoring.counterfactual.Counterfactual`), or None."""
+    app_model: Any = None
+    """The app model the bundle carries (``app.yaml``), or None (the installed one of the same name)."""
 
 
 def load_bundle(path: str | Path) -> LoadedBundle:
@@ -352,4 +370,11 @@ def load_bundle(path: str | Path) -> LoadedBundle:
         schedule_text = bundle.schedule_text
     except (BundleError, KeyError, OSError, UnicodeDecodeError):
         schedule_text = ""
-    return LoadedBundle(Path(path), events, meta, integrity, schedule_text)
+    from scoring.cli import ScoreError, bundle_app_model, bundle_counterfactual
+
+    try:
+        counterfactual = bundle_counterfactual(bundle, path)
+        app_model = bundle_app_model(bundle, path)
+    except ScoreError:  # a damaged input: replayed with the installed model, scores provisional
+        counterfactual = app_model = None
+    return LoadedBundle(Path(path), events, meta, integrity, schedule_text, counterfactual, app_model)

@@ -117,7 +117,11 @@ class ReplayScreen(RunScreen):
     def _loaded(self, bundle: LoadedBundle, index: ReplayIndex) -> None:
         self.bundle = bundle
         self.index = index
-        if bundle.schedule_text and bundle.meta.get("app") is not None:
+        if bundle.app_model is not None:
+            self.scorer.use_app(str(bundle.meta.get("app")), bundle.app_model)
+        if bundle.counterfactual is not None:
+            self.scorer.counterfactual = bundle.counterfactual
+        elif bundle.schedule_text and bundle.meta.get("app") is not None:
             self.scorer.use_schedule(str(bundle.meta["app"]), int(bundle.meta.get("seed", 0)), bundle.schedule_text,
                                      wait=self.inline_score)
         self.set_notice("" if bundle.integrity == "sealed" else bundle.integrity,
