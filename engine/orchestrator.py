@@ -30,10 +30,11 @@ from typing import Any, Protocol
 
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.history import AlertHistory, AlertInstance
-from alerts.rules import DEFAULT_PACK, load_pack, pack_identity
+from alerts.rules import DEFAULT_PACK, load_pack, pack_files, pack_identity
 from engine.events import Event, EventStream
 from engine.health import HealthSampler
-from engine.recorder import RUN_FILE, SCHEDULE_FILE, RunRecorder
+from engine.identity import engine_identity
+from engine.recorder import RUN_FILE, SCHEDULE_FILE, HiddenRecorder, RunRecorder
 from engine.sim.fork import fork as fork_simulation
 from engine.sim.series import SeriesStore
 from engine.sim.simulator import Simulator
@@ -56,6 +57,10 @@ GROUND_TRUTH_OPERATORS = ("oracle", "one-per-fault")
 ``"oracle": true`` in ``run.start`` and never ranked on a leaderboard."""
 TAIL_S = 60.0
 """Run time after the schedule's end, so the last reverts show up in alerts and probes."""
+APP_FILE = "app.yaml"
+"""The app model a recorded run carries (the file's text, as loaded)."""
+RULES_DIR = "rules"
+"""Where a recorded run carries its rule pack's files."""
 
 
 class AlertSource(Protocol):
@@ -176,6 +181,15 @@ class Orchestrator:
             the pack you loaded into it (``marathon prometheus-config --rules``).
         cadence_s: operator invocation interval, run-time seconds.
         subscribers: called with every event, in emission order.
+        hide_truth: record into the encrypted journal (:class:`engine.recorder.HiddenRecorder`),
+            so the live run directory holds no readable ground truth (the default); False
+            writes ``events.jsonl`` and ``schedule.yaml`` in the clear as the run goes (tests,
+            debugging).
+
+    A recorded run also writes the inputs its score depends on, in the clear (they hold no
+    ground truth): ``app.yaml`` (the app model file) and ``rules/`` (the rule pack's files).
+    The seal adds the schedule, the catalog entries used and the no-op counterfactual
+    (:func:`engine.bundle.seal`).
     """
 
     def __init__(
@@ -191,6 +205,7 @@ class Orchestrator:
         cadence_s: float = CADENCE_S,
         subscribers: tuple[Callable[[Event], None], ...] = (),
         rules: str = DEFAULT_PACK,
+        hide_truth: bool = True,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall', not {clock!r}")
@@ -226,11 +241,15 @@ class Orchestrator:
         self.stream = EventStream()
         for fn in subscribers:
             self.stream.subscribe(fn)
-        self.recorder: RunRecorder | None = None
+        self.recorder: RunRecorder | HiddenRecorder | None = None
         self.schedule_text = dump_schedule(schedule)
         if run_dir is not None:
-            self.recorder = RunRecorder(run_dir)
-            self.recorder.write_file(SCHEDULE_FILE, self.schedule_text)
+            self.recorder = HiddenRecorder(run_dir) if hide_truth else RunRecorder(run_dir)
+            self.recorder.write_file(SCHEDULE_FILE, self.schedule_text, secret=True)
+            self.recorder.write_file(APP_FILE, _app_model_text(schedule.app))
+            if alert_source is not None:
+                for path in pack_files(rules):
+                    self.recorder.write_file(f"{RULES_DIR}/{path.name}", path.read_text(encoding="utf-8"))
             self.stream.subscribe(self.recorder)
         self.run_id = f"{schedule.app}-{schedule.regime}-seed{self.seed}-{self.operator.name}"
         self.end_t = float(schedule.duration_s) + TAIL_S
@@ -247,6 +266,14 @@ class Orchestrator:
         self.workspace = Workspace(Path(run_dir) / "workspace" if run_dir is not None else None)
         self.tools = ToolBox(self, self.operator.name, self.workspace)
         self._in_invocation = False
+        self.engine_info: dict[str, Any] = engine_identity()
+        """What ``run.start`` records as ``engine`` (a replay sets the recorded one)."""
+        self.replay_hook: Callable[[], None] | None = None
+        """Called wherever a tool call from another thread could come in (between steps, and
+        between a step and the invocation that follows it): :mod:`engine.replay` re-issues
+        the calls a player made there."""
+        self.replay_stop: Callable[[], float | None] | None = None
+        """The run time of the next such call, so the loop stops there (replay only)."""
         self._last_invoke_t = 0.0
         self.started = False
         self.finished = False
@@ -281,6 +308,7 @@ class Orchestrator:
             "oracle": self.operator.name in GROUND_TRUTH_OPERATORS,
             "rule_pack": self.rule_pack if self.alert_source is not None else None,
             "edges": [list(e) for e in self.sim.app.edges()],
+            "engine": self.engine_info,
         }
         if self.recorder is not None:
             self.recorder.write_json(RUN_FILE, meta)
@@ -319,9 +347,15 @@ class Orchestrator:
         dt = self.sim.dt
         target = min(math.floor(target / dt + 1e-9) * dt, self.end_t)
         while self.now < target - 1e-9 and not self.finished:
+            if self.replay_hook is not None:
+                self.replay_hook()
             nxt = min(self._next_eval, target if self._in_invocation else min(self._next_invoke, target))
             if self._next_action < len(self._actions):
                 nxt = min(nxt, float(self._actions[self._next_action][0]))
+            if self.replay_stop is not None:
+                stop = self.replay_stop()
+                if stop is not None and self.now + 1e-9 < stop < nxt:
+                    nxt = stop
             # Tool calls from another thread (the terminal app, a tool server) take the same
             # lock, so they never see a half-applied step. The invocation itself runs outside
             # it: an operator served from another thread makes its tool calls meanwhile.
@@ -332,6 +366,8 @@ class Orchestrator:
                 if self.now >= self._next_eval - 1e-9:
                     self._next_eval += EVAL_INTERVAL_S
                     self._evaluate()
+            if self.replay_hook is not None:
+                self.replay_hook()
             if self.now >= self._next_invoke - 1e-9 and not self._in_invocation:
                 self._next_invoke += self.cadence_s
                 self._invoke()
@@ -553,6 +589,17 @@ class Orchestrator:
             note = f"not injected: {rec.error}" if rec.error else ""
             lines.append(f"{at:>6} {rec.spec.id[:44]:44} {rec.spec.target[:28]:28} {share:>13}  {note}")
         return "\n".join(lines)
+
+
+def _app_model_text(app: str) -> str:
+    """The text of the app model file a run loads (a shipped app by name, or a file path)."""
+    from engine.appmodel import builtin_app_path
+
+    try:
+        path = builtin_app_path(app)
+    except KeyError:
+        path = Path(app)
+    return path.read_text(encoding="utf-8")
 
 
 def _add_comment(path: str, text: str, note: str) -> str:

@@ -32,9 +32,8 @@ from typing import Any
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, LogHint, SourceContains
 from engine.sim.simulator import Simulator
 from engine.substrate import ChangeRecord, SubstrateError
+from faults.people import revert_author, revert_subject
 from faults.spec import EffectSpec, FaultSpec
-
-ORCHESTRATOR = "sre-marathon-orchestrator"
 
 
 @dataclass
@@ -171,7 +170,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
             return inst
         if cfg.replicas is not None:
             inst.original["replicas"] = wl.replicas
-            sim.scale(target, cfg.replicas)
+            sim.scale(target, cfg.replicas, summary=cfg.summary, author=cfg.author)
             inst.changes.append(sim.deploy_history(target)[-1])
             return inst
         kwargs: dict[str, Any] = {}
@@ -244,7 +243,8 @@ def defect_deployed(sim: Simulator, inst: FaultInstance) -> bool:
 def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
     """Undo what the injection still has in place (the orchestrator's end-of-life revert).
 
-    Code and config changes are reverted by shipping the inverse change, as a person would;
+    Code and config changes are reverted by shipping the inverse change, as a person would
+    (``Revert "<subject>"``, by a member of the service's team: :mod:`faults.people`);
     runtime and infrastructure faults end (effects removed, nodes back). A code change is
     reverse-applied on the repository head -- only its own hunk, so changes made since stay
     -- and shipped only while the head still has the defect's marker (an operator's patch
@@ -255,7 +255,8 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
     spec = inst.spec
     target = spec.target
     out: list[ChangeRecord] = []
-    summary = f'Revert "{inst.changes[0].summary}"' if inst.changes else f"end of {spec.id}"
+    summary = revert_subject(inst.changes[0].summary if inst.changes else spec.title)
+    author = revert_author(sim.app.name, spec, sim.now)
     m = spec.mechanism
     if m == "code-change":
         ch = spec.change
@@ -263,7 +264,7 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
         text = sim.head_files(target).get(ch.file, "")
         if ch.defect_marker() in text:
             out.append(sim.deploy_change(target, files={ch.file: _undo(ch.find, ch.replace, ch.defect_marker(), text)},
-                                         summary=summary, author=ORCHESTRATOR))
+                                         summary=summary, author=author))
     elif spec.config is not None:
         cfg = spec.config
         wl = sim.cluster.workloads[target]
@@ -271,10 +272,10 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
             fl = cfg.flag
             if _head_flag_variant(sim, fl.service, fl.file, fl.name) == fl.variant:
                 out.append(_set_flag(sim, fl.service, fl.file, fl.name, str(inst.original.get("flag") or "off"),
-                                     summary, ORCHESTRATOR))
+                                     summary, author))
         elif cfg.replicas is not None:
             if wl.replicas == cfg.replicas:
-                sim.scale(target, int(inst.original["replicas"]))
+                sim.scale(target, int(inst.original["replicas"]), summary=summary, author=author)
                 out.append(sim.deploy_history(target)[-1])
         else:
             tpl = wl.template
@@ -291,7 +292,7 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
             if cfg.readiness_probe is not None and tpl.readiness_probe == cfg.readiness_probe:
                 kwargs["readiness_probe"] = inst.original["readiness_probe"]
             if kwargs:
-                out.append(sim.deploy_change(target, summary=summary, author=ORCHESTRATOR, **kwargs))
+                out.append(sim.deploy_change(target, summary=summary, author=author, **kwargs))
     elif m == "zone-outage":
         for node in inst.original.get("nodes", []):
             sim.set_node_ready(node, True)

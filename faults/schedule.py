@@ -23,9 +23,19 @@ Distributions (and why):
   shipped through the pipeline), following the commonly cited figure that about 70 % of
   outages follow a change (Google SRE book, ch. 1); the rest are runtime and
   infrastructure faults. Code bugs take about two thirds of the change-driven share.
-* **Noise**: benign changes (documentation and logging tweaks, harmless env changes)
-  arrive about every 3 minutes in the marathon; load bursts (x1.4..x1.9 for 1..3 min)
-  about every 15 minutes.
+* **Noise**: benign changes (comment blocks added to the code, harmless log-level env
+  changes) arrive about every 3 minutes in the marathon, in the faults' arrival window, and
+  :data:`BENIGN_REVERT_P` of them are reverted a fault-like lifetime later; load bursts
+  (x1.4..x1.9 for 1..3 min) about every 15 minutes.
+* **Truth stays hidden**: in the pipeline log a benign change looks like a fault's change.
+  Both are written by the service's team with the same weights, worded from the same
+  commit subjects (:mod:`faults.people`), and a benign code change's size is drawn from the
+  catalog's code changes' sizes; every revert, a fault's or a benign one, is ``Revert
+  "<subject>"`` by a team member. A benign code change only adds whole comment lines before
+  an existing comment line, outside every catalog change's lines and outside string
+  literals, so it can neither change behaviour nor make a fault's change or revert miss
+  the text it replaces (the simulator derives behaviour from source only through the
+  defect markers of :class:`engine.sim.effects.SourceContains`).
 * **Exclusion**: two faults never target the same service at the same time, and a
   fault on a service starts only once the previous fault's revert there has had time to
   build and roll out (its onset); a zone outage shares its window with no other fault (it
@@ -60,12 +70,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from engine.appmodel import AppModelError, load_app, source_root
 from engine.safeyaml import YamlInputError, read_yaml
 from engine.sim.source import build_seconds
+from faults import people
 from faults.qualify import onset_seconds, rollout_seconds, work_seconds
 from faults.spec import Catalog, FaultSpec, load_catalog
 
 Regime = Literal["short-5", "short-10", "marathon", "single"]
 """``single``: a hand-made schedule of one fault (qualification); never generated."""
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 
 REGIMES: dict[str, dict[str, Any]] = {
     "short-5": {"faults": 5, "duration_s": 1200, "median_life_s": 480, "life_clip": (300, 720), "benign_every_s": 300,
@@ -132,7 +143,9 @@ class ScheduledFault(_Strict):
 
 
 class BenignChange(_Strict):
-    """A change that breaks nothing: a code comment or a harmless env value."""
+    """A change that breaks nothing: comment lines (``find`` becomes ``replace`` in ``file``
+    of the repository head, or, in older schedules, a one-line ``comment`` on top of it) or
+    a harmless env value."""
 
     at: int = Field(ge=0, le=MAX_DURATION_S)
     service: str
@@ -141,12 +154,15 @@ class BenignChange(_Strict):
     author: str
     file: str | None = None
     comment: str | None = None
+    find: str | None = None
+    replace: str | None = None
     env: dict[str, str] | None = None
 
     @model_validator(mode="after")
     def _payload(self) -> BenignChange:
-        if self.kind == "code" and (self.file is None or self.comment is None):
-            raise ValueError("a code change needs file and comment")
+        if self.kind == "code" and (self.file is None or (self.comment is None
+                                                          and (self.find is None or self.replace is None))):
+            raise ValueError("a code change needs file and comment, or file, find and replace")
         if self.kind == "config" and not self.env:
             raise ValueError("a config change needs env")
         return self
@@ -324,42 +340,169 @@ _BENIGN_NOTES = [
     "Validation happens before any downstream call so bad input fails fast.",
     "Money stays in units and nanos end to end; never convert through floats here.",
     "This path is hot: avoid allocations in the loop below.",
+    "The order of these checks matters for the error message the client sees.",
+    "Callers pass ids as received; normalise them here, not at every call site.",
+    "Keep this in step with the proto definition when a field is added.",
+    "Timeouts come from configuration so operators can tune them without a build.",
+    "Log at debug level here; this runs once per request.",
+    "The cache is best effort: a miss must fall through to the source of truth.",
+    "Connections are reused across requests; do not close them in the handler.",
+    "Default values mirror the chart's values file.",
+    "Prefer returning early over nesting; the happy path reads top to bottom.",
+    "This mapping is shared with the reporting job; rename fields in both places.",
+    "The client library retries idempotent calls on its own.",
+    "Keep allocations out of the serialisation path; it shows up in profiles.",
 ]
-_BENIGN_SUMMARIES = ["docs: explain {what}", "chore: clarify {what}", "refactor: document {what}",
-                     "style: comment {what}"]
-_AUTHORS = ["alice@corp.example", "bob@corp.example", "chen@corp.example", "dana@corp.example", "eve@corp.example",
-            "farid@corp.example", "renovate[bot]", "gitops-bot"]
+BENIGN_REVERT_P = 0.9
+"""Share of benign changes reverted later (by the service's team, ``Revert "<subject>"``), so
+a revert in the pipeline log says nothing about whether the change was a fault's."""
 
 
-def _benign(rng: np.random.Generator, app_name: str, at: int, no_code: frozenset[str] = frozenset(),
-            no_change: frozenset[str] = frozenset()) -> BenignChange | None:
-    """A benign change at ``at``: never a code change to a service in ``no_code``, nor any
-    change to one in ``no_change`` (module docstring); None when no service may take one."""
-    app = load_app(app_name)
-    candidates = []
-    for svc in app.services:
-        if svc.role != "app" or not svc.operations or svc.name in no_code or svc.name in no_change:
+def _spans(cat: Catalog, service: str, file: str, text: str) -> list[tuple[int, int]]:
+    """Line ranges (0-based, inclusive) of ``file`` that a catalog fault's change replaces."""
+    out = []
+    for spec in cat.faults:
+        ch = spec.change
+        if ch is None or spec.target != service or ch.file != file or ch.find not in text:
             continue
-        root = source_root(app_name) / svc.name
-        files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                       if p.is_file() and p.suffix in _COMMENT and "__pycache__" not in p.parts)
-        for f in files:
-            candidates.append((svc.name, f))
-    author = _AUTHORS[int(rng.integers(len(_AUTHORS)))]
-    if candidates and rng.random() < 0.7:
-        service, file = candidates[int(rng.integers(len(candidates)))]
-        note = _BENIGN_NOTES[int(rng.integers(len(_BENIGN_NOTES)))]
-        what = file.rsplit("/", 1)[-1]
-        summary = _BENIGN_SUMMARIES[int(rng.integers(len(_BENIGN_SUMMARIES)))].format(what=what)
-        return BenignChange(at=at, service=service, kind="code", summary=summary, author=author, file=file,
-                            comment=note)
-    services = [s.name for s in app.services if s.role == "app" and s.operations and s.name not in no_change]
-    if not services:
+        first = text[:text.index(ch.find)].count("\n")
+        out.append((first, first + ch.find.count("\n")))
+    return out
+
+
+def _anchors(cat: Catalog, service: str, file: str, text: str) -> list[int]:
+    """Lines of ``file`` before which comment lines can be inserted without changing behaviour:
+    an existing whole-line comment or a blank line, which with the line before it is unique in
+    the file, outside (and not next to) any catalog change's lines, and not inside a
+    multi-line string literal."""
+    prefix = _COMMENT[Path(file).suffix]
+    lines = text.split("\n")
+    spans = _spans(cat, service, file, text)
+    out = []
+    for i, line in enumerate(lines[:-1]):
+        stripped = line.strip()
+        if i < 2 or not (stripped == "" or stripped.startswith(prefix)) or stripped.startswith(("#!", "# -*-")):
+            continue
+        if text.count(f"\n{lines[i - 1]}\n{line}\n") != 1 or any(a - 2 <= i <= b + 1 for a, b in spans):
+            continue
+        before = "\n".join(lines[:i])
+        if before.count('"""') % 2 or before.count("'''") % 2 or before.count("`") % 2:
+            continue
+        out.append(i)
+    return out
+
+
+def _diff_sizes(cat: Catalog, app_name: str) -> list[int]:
+    """Lines changed (added + removed) by each catalog code change: benign code changes draw
+    their size from these, so the size of a commit says nothing either."""
+    import difflib
+
+    sizes = []
+    for spec in cat.faults:
+        ch = spec.change
+        if ch is None:
+            continue
+        path = source_root(app_name) / spec.target / ch.file
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        new = text.replace(ch.find, ch.replace, 1)
+        sizes.append(sum(1 for d in difflib.unified_diff(text.splitlines(), new.splitlines(), lineterm="", n=0)
+                         if d[:1] in "+-" and not d.startswith(("+++", "---"))))
+    return sizes or [2]
+
+
+class _Benign:
+    """Benign changes of one generated schedule: the services and files they may touch, and
+    the text of each file as the benign changes so far leave it (fault changes never touch
+    the lines they do, so they compose)."""
+
+    def __init__(self, app_name: str, cat: Catalog) -> None:
+        self.app_name = app_name
+        self.cat = cat
+        app = load_app(app_name)
+        self.services = [s.name for s in app.services if s.role == "app" and s.operations]
+        self.files: dict[str, list[str]] = {}
+        self.text: dict[tuple[str, str], str] = {}
+        for name in self.services:
+            root = source_root(app_name) / name
+            self.files[name] = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                                      if p.is_file() and p.suffix in _COMMENT and "__pycache__" not in p.parts)
+        self.sizes = _diff_sizes(cat, app_name)
+        self.level: dict[str, str] = {}
+        self.prior: dict[tuple[str, int], str] = {}
+
+    def _file_text(self, service: str, file: str) -> str:
+        key = (service, file)
+        if key not in self.text:
+            self.text[key] = (source_root(self.app_name) / service / file).read_text(encoding="utf-8")
+        return self.text[key]
+
+    def change(self, rng: np.random.Generator, at: int, no_code: frozenset[str],
+               no_change: frozenset[str]) -> BenignChange | None:
+        """A benign change at ``at`` (module docstring), or None when no service may take one."""
+        allowed = [s for s in self.services if s not in no_change]
+        if not allowed:
+            return None
+        weights = np.asarray(people.service_weights(self.cat, allowed))
+        service = allowed[int(rng.choice(len(allowed), p=weights))]
+        author = people.author_for(self.cat, service, float(rng.random()))
+        u = rng.random(4)
+        if service not in no_code and u[0] < 0.7:
+            got = self._code(rng, service)
+            if got is not None:
+                file, find, replace = got
+                summary = people.word(people.subjects(self.cat, service), *map(float, u[1:]))
+                return BenignChange(at=at, service=service, kind="code", summary=summary, author=author, file=file,
+                                    find=find, replace=replace)
+        levels = [lv for lv in ("info", "debug", "warn") if lv != self.level.get(service, "info")]
+        level = levels[int(rng.integers(len(levels)))]
+        self.prior[(service, at)] = self.level.get(service, "info")
+        self.level[service] = level
+        summary = people.word(people.subjects(self.cat, service), *map(float, u[1:]))
+        return BenignChange(at=at, service=service, kind="config", summary=summary, author=author,
+                            env={"LOG_LEVEL": level})
+
+    def _code(self, rng: np.random.Generator, service: str) -> tuple[str, str, str] | None:
+        files = list(self.files.get(service, []))
+        while files:
+            file = files.pop(int(rng.integers(len(files))))
+            text = self._file_text(service, file)
+            anchors = _anchors(self.cat, service, file, text)
+            if not anchors:
+                continue
+            lines = text.split("\n")
+            i = anchors[int(rng.integers(len(anchors)))]
+            shaped = next((ln for ln in lines[i:] if ln.strip()), lines[i])
+            indent = shaped[:len(shaped) - len(shaped.lstrip())]
+            prefix = _COMMENT[Path(file).suffix]
+            size = self.sizes[int(rng.integers(len(self.sizes)))]
+            notes = [_BENIGN_NOTES[int(j)] for j in rng.integers(len(_BENIGN_NOTES), size=size)]
+            block = "".join(f"{indent}{prefix} {n}\n" for n in notes)
+            find = f"\n{lines[i - 1]}\n{lines[i]}\n"
+            replace = f"\n{lines[i - 1]}\n{block}{lines[i]}\n"
+            self.text[(service, file)] = text.replace(find, replace, 1)
+            return file, find, replace
         return None
-    service = services[int(rng.integers(len(services)))]
-    level = ["info", "debug", "warn"][int(rng.integers(3))]
-    return BenignChange(at=at, service=service, kind="config", summary=f"config: set log level to {level}",
-                        author=author, env={"LOG_LEVEL": level})
+
+    def revert(self, ch: BenignChange, at: int, author: str) -> BenignChange | None:
+        """The revert of benign change ``ch`` at ``at``, or None when its edit is gone."""
+        summary = people.revert_subject(ch.summary)
+        if ch.kind == "code":
+            assert ch.file is not None and ch.find is not None and ch.replace is not None
+            key = (ch.service, ch.file)
+            if ch.replace not in self.text.get(key, ""):
+                return None
+            self.text[key] = self.text[key].replace(ch.replace, ch.find, 1)
+            return BenignChange(at=at, service=ch.service, kind="code", summary=summary, author=author, file=ch.file,
+                                find=ch.replace, replace=ch.find)
+        assert ch.env is not None
+        if self.level.get(ch.service) != ch.env["LOG_LEVEL"]:
+            return None  # changed again since: the revert would undo someone else's change
+        prior = self.prior.get((ch.service, ch.at), "info")
+        self.level[ch.service] = prior
+        return BenignChange(at=at, service=ch.service, kind="config", summary=summary, author=author,
+                            env={"LOG_LEVEL": prior})
 
 
 def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -> Schedule:
@@ -432,20 +575,60 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     # The run lasts until the last fault is reverted (arrivals keep to the regime's window).
     duration = max(duration, max((f.end for f in faults), default=0) + 60)
     specs = {f.id: f for f in cat.faults}
-    changes = []
-    t = float(rng.exponential(cfg["benign_every_s"]))
-    while t < duration - 120:
-        at = round(t)
+    changes: list[BenignChange] = []
+    benign = _Benign(app, cat)
+    life_mu = np.log(cfg["median_life_s"])
+
+    def guards(at: int) -> tuple[frozenset[str], frozenset[str]]:
         live = [specs[f.fault] for f in faults if f.at <= at < f.end]
         near = [specs[f.fault] for f in faults if f.at - _lead(model, specs[f.fault]) <= at < f.end]
         biting = [specs[f.fault] for f in faults
                   if f.at - _lead(model, specs[f.fault]) <= at < f.at + onset_seconds(model, specs[f.fault])]
-        change = _benign(rng, app, at, no_code=frozenset(s.target for s in live if s.mechanism == "image"),
-                         no_change=frozenset(s.target for s in near if s.mechanism in PROCESS_MECHANISMS)
-                         | frozenset(s.target for s in biting))
+        return (frozenset(s.target for s in live if s.mechanism == "image"),
+                frozenset(s.target for s in near if s.mechanism in PROCESS_MECHANISMS)
+                | frozenset(s.target for s in biting))
+
+    reverts: list[tuple[int, int, BenignChange, str]] = []  # (at, order, change reverted, author)
+    # A benign change never queues behind another one: a queue would roll out later than the
+    # guards above allow for (the build and rollout of one change).
+    settled: dict[str, int] = {}
+
+    def settle(ch: BenignChange) -> None:
+        svc = model.service(ch.service)
+        build = build_seconds(svc.language) if ch.kind == "code" else 0.0
+        settled[ch.service] = ch.at + int(build + 2 * rollout_seconds(model, ch.service))
+    # Benign changes arrive in the faults' window and are reverted a fault-like lifetime
+    # later, so the time of a change says nothing either.
+    t = FIRST_FAULT_S + float(rng.exponential(cfg["benign_every_s"]))
+    while t < FIRST_FAULT_S + span or reverts:
+        at = round(t) if t < FIRST_FAULT_S + span else duration
+        while reverts and reverts[0][0] <= at:
+            r_at, _, orig, author = reverts.pop(0)
+            no_code, no_change = guards(r_at)
+            if orig.service in no_change or (orig.kind == "code" and orig.service in no_code) \
+                    or settled.get(orig.service, 0) > r_at:
+                continue  # the service is busy then; the change stays
+            back = benign.revert(orig, r_at, author)
+            if back is not None:
+                changes.append(back)
+                settle(back)
+        if at >= duration:
+            break
+        no_code, no_change = guards(at)
+        no_change |= frozenset(name for name, until in settled.items() if until > at)
+        change = benign.change(rng, at, no_code=no_code, no_change=no_change)
         if change is not None:
             changes.append(change)
+            settle(change)
+            drawn = int(np.clip(round(float(rng.lognormal(life_mu, LIFE_SIGMA))), lo, hi))
+            like = [f for f in cat.faults if people.row_service(f) == change.service] or list(cat.faults)
+            life = lifetime(model, like[int(rng.integers(len(like)))], drawn)
+            author = people.author_for(cat, change.service, float(rng.random()))
+            if rng.random() < BENIGN_REVERT_P and at + life < duration - 120:
+                reverts.append((at + life, len(changes), change, author))
+                reverts.sort(key=lambda r: (r[0], r[1]))
         t += float(rng.exponential(cfg["benign_every_s"]))
+    changes.sort(key=lambda c: c.at)
     bursts = []
     t = float(rng.exponential(cfg["burst_every_s"]))
     while t < duration - 300:

@@ -1289,12 +1289,14 @@ class Simulator(Substrate):
         except KeyError:
             raise SubstrateError(f'pods "{pod}" not found') from None
 
-    def scale(self, service: str, replicas: int) -> None:
+    def scale(self, service: str, replicas: int, *, summary: str | None = None, author: str = "operator") -> None:
+        """See :meth:`Substrate.scale`; the simulator also takes the pipeline log's ``summary``
+        (default ``scale to N replicas``) and ``author`` of the change."""
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
             raise SubstrateError(f"replicas must be a non-negative integer, got {replicas!r}")
         self._workload(service)
         self.cluster.scale(service, replicas)
-        rec = self._new_change(service, "scale", f"scale to {replicas} replicas", "operator")
+        rec = self._new_change(service, "scale", summary or f"scale to {replicas} replicas", author)
         rec.status, rec.t_deployed = "deployed", self.t
 
     def rollback(self, service: str, revision: int | None = None) -> ChangeRecord:
