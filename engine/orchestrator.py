@@ -435,12 +435,13 @@ class Orchestrator:
     def _benign(self, ch: BenignChange) -> None:
         try:
             if ch.kind == "code":
-                assert ch.file is not None and ch.comment is not None
+                assert ch.file is not None
                 text = self.sim.head_files(ch.service).get(ch.file)  # a commit goes on the branch tip
-                if text is None:
+                if text is None or (ch.find is not None and ch.find not in text):
                     return
-                self.sim.deploy_change(ch.service, files={ch.file: _add_comment(ch.file, text, ch.comment)},
-                                       summary=ch.summary, author=ch.author)
+                new = (text.replace(ch.find, ch.replace or "", 1) if ch.find is not None
+                       else _add_comment(ch.file, text, ch.comment or ""))
+                self.sim.deploy_change(ch.service, files={ch.file: new}, summary=ch.summary, author=ch.author)
             else:
                 env: dict[str, str | None] = dict(ch.env or {})
                 self.sim.deploy_change(ch.service, env=env, summary=ch.summary, author=ch.author)
