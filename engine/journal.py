@@ -13,9 +13,12 @@ Files:
 * ``<run_dir>/journal.json``: ``{"format": "sre-marathon-journal", "version": 1,
   "cipher": "AES-256-GCM", "key_id": <32 hex>}`` (no secret);
 * ``<run_dir>/journal.enc``: a sequence of records, each ``4-byte big-endian length`` +
-  ``12-byte nonce`` + ciphertext-and-tag. The plaintext of a record is one type byte and
-  its data: ``E`` + complete event lines (canonical JSON, ``\\n``-terminated), or ``F`` + a
-  file name (UTF-8) + ``\\0`` + the file's bytes (the schedule). The associated data of
+  ``12-byte nonce`` + ciphertext-and-tag. The plaintext of a record is one type byte, the
+  4-byte big-endian length of its data, the data -- ``E`` + complete event lines (canonical
+  JSON, ``\\n``-terminated), or ``F`` + a file name (UTF-8) + ``\\0`` + the file's bytes (the
+  schedule) -- and zero padding to a multiple of :data:`PAD_BYTES`, so a record's size does
+  not tell how many probe results or injections it holds (a review measured the live-fault
+  count from unpadded sizes). The associated data of
   record *i* is ``key_id`` + *i* as 8 bytes, so records cannot be dropped, reordered or
   moved between journals without the tag failing;
 * the key: ``<state dir>/keys/journal-<key_id>.key``, 32 random bytes, mode 0600 in a 0700
@@ -49,6 +52,9 @@ FORMAT = "sre-marathon-journal"
 VERSION = 1
 _NONCE = 12
 _LEN = struct.Struct(">I")
+PAD_BYTES = 16 * 1024
+"""Record plaintexts are padded to a multiple of this. A 1x wall-clock run flushes about one
+record per 15 s evaluation (2-4 KiB of events), so each record is one padded block."""
 
 
 class JournalError(ValueError):
@@ -109,6 +115,8 @@ class JournalWriter:
         self._index = 0
 
     def _append(self, plain: bytes) -> None:
+        body = plain[:1] + _LEN.pack(len(plain) - 1) + plain[1:]
+        plain = body + bytes(-len(body) % PAD_BYTES)
         nonce = os.urandom(_NONCE)
         sealed = nonce + self._aead.encrypt(nonce, plain, self.key_id.encode() + self._index.to_bytes(8, "big"))
         self._fh.write(_LEN.pack(len(sealed)) + sealed)
@@ -131,6 +139,12 @@ class JournalWriter:
         if not self._fh.closed:
             self.flush()
             self._fh.close()
+
+
+def _unpad(plain: bytes) -> tuple[bytes, bytes]:
+    """(type byte, data) of a decrypted record."""
+    (size,) = _LEN.unpack_from(plain, 1)
+    return plain[:1], plain[1 + _LEN.size:1 + _LEN.size + size]
 
 
 def read_journal(run_dir: str | Path) -> tuple[bytes, dict[str, bytes], int]:
@@ -180,7 +194,7 @@ def read_journal(run_dir: str | Path) -> tuple[bytes, dict[str, bytes], int]:
             end = pos + _LEN.size + size - 1
             raise JournalError(f"{run_dir / JOURNAL_FILE}: record {index + 1} (bytes {pos}-{end}) fails its "
                                "authentication tag: the journal was changed") from None
-        kind, data = plain[:1], plain[1:]
+        kind, data = _unpad(plain)
         if kind == b"E":
             events.append(data)
         elif kind == b"F":
@@ -236,8 +250,9 @@ class JournalTail:
             except InvalidTag:
                 raise JournalError(f"{self.dir / JOURNAL_FILE}: record {self._index + 1} fails its authentication "
                                    "tag") from None
-            if plain[:1] == b"E":
-                out.append(plain[1:])
+            kind, data = _unpad(plain)
+            if kind == b"E":
+                out.append(data)
             pos += _LEN.size + size
             self._index += 1
         self._offset += pos

@@ -13,10 +13,15 @@ What is re-executed and what is taken from the record:
 
 * every event the engine emits (faults, changes, alerts, probes, health, restart checks,
   reports and actions produced by tool calls) is recomputed;
-* each ``tool.call`` is re-issued through the same :class:`engine.tools.ToolBox` and policy
-  (``call(tool, args, tokens=tokens)``), at the same point of the stream: inside the
-  invocation it was made in, or -- for a player's calls from the terminal -- at the same
-  stream position between steps;
+* a built-in scripted operator (:data:`engine.operators.SCRIPTED_OPERATORS`: noop, runbook, oracle, the
+  adversaries) is re-executed itself, so its calls are recomputed too and an oracle run
+  relabelled ``runbook`` does not replay;
+* any other operator's ``tool.call`` (an LLM agent, an external agent, a player) is
+  re-issued through the same :class:`engine.tools.ToolBox` and policy (``call(tool, args,
+  tokens=tokens)``), at the same point of the stream: inside the invocation it was made in,
+  or -- for a player's calls from the terminal -- at the same stream position between
+  steps. Replay then proves that the events follow from those calls, not who made them:
+  that rests on the seal's signature (:mod:`engine.keys`);
 * ``llm.call`` and ``agent.end`` are re-emitted from the record: they describe the model and
   the operator's own bookkeeping, which replay cannot recompute (a forged token count
   changes only the cost columns);
@@ -47,6 +52,7 @@ import yaml
 
 from engine.bundle import BundleError, open_bundle, verify
 from engine.events import Event
+from engine.safeyaml import parse_yaml
 
 OPERATOR_EMITTED = frozenset({"llm.call", "agent.end"})
 """Kinds an operator emits itself (re-emitted from the record)."""
@@ -151,10 +157,10 @@ def _describe(seq: int, want: Event | None, got: Event | None) -> str:
 class _Driver:
     """Feeds the recorded operator items into a replayed run and compares every event."""
 
-    def __init__(self, recorded: list[Event], run: Any) -> None:
+    def __init__(self, recorded: list[Event], run: Any, replay_calls: bool = True) -> None:
         self.recorded = recorded
         self.run = run
-        self.items = _items(recorded)
+        self.items = _items(recorded) if replay_calls else []
         self.next = 0
         self.busy = False
         self.matched = 0
@@ -232,7 +238,7 @@ def _schedule(bundle: Any, start: dict[str, Any], report: ReplayReport) -> Any:
     text = bundle.schedule_text
     if schedule_digest(text) != start.get("schedule_sha256"):
         report.problems.append("schedule.yaml does not match run.start's schedule_sha256")
-    return parse_schedule(yaml.safe_load(text), f"{report.path}:schedule.yaml")
+    return parse_schedule(parse_yaml(text), f"{report.path}:schedule.yaml")
 
 
 def _check_inputs(bundle: Any, start: dict[str, Any], report: ReplayReport) -> str:
@@ -277,7 +283,7 @@ def _check_derived(bundle: Any, start: dict[str, Any], report: ReplayReport) -> 
     app, text = str(start.get("app")), bundle.schedule_text
     if CATALOG_FILE in names:
         try:
-            if yaml.safe_load(bundle.read_text(CATALOG_FILE)) != catalog_entries(app, text):
+            if parse_yaml(bundle.read_text(CATALOG_FILE)) != catalog_entries(app, text):
                 report.problems.append(f"{CATALOG_FILE} differs from this engine's catalog entries for the schedule")
         except (KeyError, ValueError, yaml.YAMLError) as exc:
             report.problems.append(f"{CATALOG_FILE}: cannot be compared: {exc}")
@@ -347,12 +353,21 @@ def replay(path: str | Path, *, remember: bool = True) -> ReplayReport:
         return report
     operator_name = str(start.get("operator", "replay"))
     holder: dict[str, _Driver] = {}
-    run = Orchestrator(schedule, seed=int(start["seed"]), operator=_ReplayOperator(operator_name,
-                                                                                   lambda inv: holder["d"].invoke(inv)),
+    operator: Any = _ReplayOperator(operator_name, lambda inv: holder["d"].invoke(inv))
+    from engine.operators import SCRIPTED_OPERATORS
+
+    scripted = operator_name in SCRIPTED_OPERATORS
+    if scripted:  # deterministic code: run the operator itself, so a relabelled run cannot pass
+        from engine.operators import make_operator
+
+        operator = make_operator(operator_name)
+        report.notes.append(f"{operator_name} is a built-in scripted operator: re-executed itself, not its recorded "
+                            "calls")
+    run = Orchestrator(schedule, seed=int(start["seed"]), operator=operator,
                        clock=str(start.get("clock", "virtual")), speed=float(start.get("speed", 1.0)),
                        alert_source=alert_source, cadence_s=float(start.get("cadence_s", 60.0)), rules=rules)
     run.engine_info = engine if isinstance(engine, dict) else run.engine_info
-    driver = _Driver(recorded, run)
+    driver = _Driver(recorded, run, replay_calls=not scripted)
     holder["d"] = driver
     run.replay_hook = driver.hook
     run.replay_stop = driver.stop

@@ -71,8 +71,10 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
     """Nodes of the document with every alias expanded (stops counting past ``limit``)."""
     memo: dict[int, int] = {}
     # Iterative post-order: a node's size is 1 + its children's, each shared node counted once
-    # per reference but computed once (memo), so the walk is linear in the composed graph.
+    # per reference but computed once (memo), so the walk is linear in the composed graph. A
+    # node that contains itself (``a: &a [*a]``) expands without end: it counts as over the limit.
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
     while stack:
         node, done = stack.pop()
         if id(node) in memo:
@@ -83,9 +85,17 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
         elif isinstance(node, yaml.MappingNode):
             children = [n for pair in node.value for n in pair]
         if not done:
+            if id(node) in open_nodes:
+                return limit + 1  # a cycle
+            open_nodes.add(id(node))
             stack.append((node, True))
-            stack.extend((c, False) for c in children if id(c) not in memo)
+            for c in children:
+                if id(c) in open_nodes:
+                    return limit + 1
+                if id(c) not in memo:
+                    stack.append((c, False))
             continue
+        open_nodes.discard(id(node))
         memo[id(node)] = min(limit + 1, 1 + sum(memo.get(id(c), 1) for c in children))
     return memo[id(root)]
 
@@ -108,7 +118,7 @@ def parse_yaml_node(text: str) -> tuple[Any, yaml.Node | None]:
         size = _expanded_size(root, MAX_NODES)
         if size > MAX_NODES:
             raise YamlInputError(f"the document expands to more than {MAX_NODES:,} nodes through its aliases "
-                                 "(an alias bomb?); write the values out instead")
+                                 "(an alias bomb, or an alias inside itself?); write the values out instead")
         return loader.construct_document(root), root
     except YamlInputError:
         raise

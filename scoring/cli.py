@@ -106,7 +106,21 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     from engine.replay import replay_status
 
     score.replayed = replay_status(report.head)
+    score.custom_schedule = not _generated_schedule(meta)
     return score, events
+
+
+def _generated_schedule(meta: dict[str, Any]) -> bool:
+    """Whether the run replayed the schedule this engine generates for its app, regime and seed
+    (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart)."""
+    from engine.orchestrator import schedule_digest
+    from faults.schedule import dump_schedule, generate
+
+    try:
+        expected = dump_schedule(generate(str(meta["app"]), int(meta["seed"]), str(meta["regime"])))
+    except Exception:  # an app, regime or seed this engine cannot generate: not a public schedule
+        return False
+    return schedule_digest(expected) == meta.get("schedule_sha256")
 
 
 def bundle_app_model(bundle: Any, path: str | Path) -> Any:
@@ -116,16 +130,15 @@ def bundle_app_model(bundle: Any, path: str | Path) -> Any:
     Raises:
         ScoreError: the carried model does not load.
     """
-    import yaml
-
     from engine.appmodel import AppModelError, parse_app
     from engine.orchestrator import APP_FILE
+    from engine.safeyaml import parse_yaml
 
     if APP_FILE not in bundle.names():
         return None
     try:
-        return parse_app(yaml.safe_load(bundle.read_text(APP_FILE)), f"{path}:{APP_FILE}")
-    except (AppModelError, yaml.YAMLError, ValueError) as exc:
+        return parse_app(parse_yaml(bundle.read_text(APP_FILE)), f"{path}:{APP_FILE}")
+    except (AppModelError, ValueError) as exc:
         raise ScoreError(f"{path}: {APP_FILE}: {exc}") from None
 
 
@@ -165,7 +178,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             continue
         seen[identity] = path
         scores.append(score)
-    ranked = [s for s in scores if args.include_incomplete or not s.integrity.startswith(INCOMPLETE)]
+    ranked = [s for s in scores if (args.include_incomplete or not s.integrity.startswith(INCOMPLETE))
+              and s.replayed != "diverged"]
     left_out = [s for s in scores if s not in ranked]
     rows = leaderboard(ranked, per_app=args.per_app, formula=args.formula)
     if args.json:
@@ -178,7 +192,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     for s in scores:
         if s.oracle:
             print(f"\n-- {s.run_id}: the oracle (validation only, never ranked): {args.formula} {s.score:.1f}")
-        if s.integrity != "sealed":
+        if s.replayed == "diverged":
+            print(f"\n!! {s.run_id}: its bundle does not replay (marathon verify --replay): left out of the "
+                  "leaderboard")
+        elif s.integrity != "sealed":
             note = " (left out of the leaderboard; --include-incomplete ranks it)" if s in left_out else ""
             print(f"\n!! {s.run_id}: {s.integrity}{note}")
     if args.faults:

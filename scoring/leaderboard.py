@@ -95,7 +95,9 @@ COLUMNS: dict[str, Callable[[RunScore], float | None]] = {
 
 def leaderboard(scores: Sequence[RunScore], per_app: bool = False, formula: str = FORMULA_VERSION) -> list[Row]:
     """Rows sorted by score (descending), then operator name; with ``per_app``, one row per
-    (app, operator), sorted by app first. Oracle runs are never ranked.
+    (app, operator), sorted by app first. Oracle runs are never ranked; runs on a schedule the
+    engine does not generate for their seed (``--schedule FILE``) get their own row, labelled
+    ``<operator> [custom schedule]``.
 
     Raises:
         KeyError: a run has no score under ``formula``.
@@ -104,7 +106,8 @@ def leaderboard(scores: Sequence[RunScore], per_app: bool = False, formula: str 
     for s in scores:
         if s.oracle:
             continue
-        by_op.setdefault((s.app if per_app else "", s.operator), []).append(s)
+        label = f"{s.operator} [custom schedule]" if s.custom_schedule else s.operator
+        by_op.setdefault((s.app if per_app else "", label), []).append(s)
     rows = []
     for (_, op), runs in by_op.items():
         values = {col: [fn(r) for r in runs] for col, fn in COLUMNS.items()}

@@ -190,6 +190,9 @@ class RunScore:
     replayed: str | None = None
     """``verified`` or ``diverged``: what ``marathon verify --replay`` found for this bundle
     (recorded per bundle digest), or None when it was not replayed."""
+    custom_schedule: bool = False
+    """The run's schedule is not the one the engine generates for its app, regime and seed
+    (``--schedule FILE``): ranked apart, never averaged with the seeded runs."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

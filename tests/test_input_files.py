@@ -14,6 +14,7 @@ import json
 import os
 import random
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,18 @@ def test_keymap_and_llm_config_name_the_file(tmp_path: Path) -> None:
     path = _write(tmp_path, "bomb.yaml", BOMB)
     with pytest.raises(LLMConfigError, match="alias"):
         load_llm_config(path, env={})
+
+
+@pytest.mark.parametrize("text", ["a: &a [*a]\n", "a: &a {b: *a}\n", "app: &x\n  - [*x]\n"])
+def test_an_alias_inside_itself_is_refused_not_expanded(tmp_path: Path, text: str) -> None:
+    """A self-referencing alias would expand without end (found by a review: 2 GB, then killed)."""
+    from faults.schedule import ScheduleError, load_schedule
+
+    path = _write(tmp_path, "selfref.yaml", text)
+    started = time.process_time()
+    with pytest.raises(ScheduleError, match="alias") as info:
+        load_schedule(path)
+    assert str(path) in str(info.value) and time.process_time() - started < 2.0
 
 
 # ----------------------------------------------------------------------------- bundles

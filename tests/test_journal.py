@@ -105,3 +105,28 @@ def test_missing_key_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("SRE_MARATHON_STATE", str(tmp_path / "elsewhere"))
     with pytest.raises(BundleError, match=r"journal-[0-9a-f]+\.key is not on this machine"):
         seal(run_dir, recover=True)
+
+
+def test_record_sizes_do_not_count_the_live_faults(tmp_path: Path) -> None:
+    """Found by review: unpadded record sizes gave away how many probe results (live faults)
+    each 15 s record held. Every record is now a whole number of padded blocks, all equal here."""
+    import struct
+
+    from engine.journal import PAD_BYTES
+
+    sched = generate("online-boutique", 1, "short-5")
+    run = Orchestrator(sched, run_dir=tmp_path / "run", clock="wall", speed=1e6)
+    sizes = []
+    run.start()
+    while not run.finished:
+        run.advance_to(run.now + 15)
+        run.recorder.flush()  # type: ignore[union-attr]  # a 1x run flushes once per evaluation
+    run.close()
+    blob = (tmp_path / "run" / JOURNAL_FILE).read_bytes()
+    pos = 0
+    while pos < len(blob):
+        (size,) = struct.unpack_from(">I", blob, pos)
+        sizes.append(size - 12 - 16)  # nonce, tag
+        pos += 4 + size
+    assert len(sizes) > 50 and all(s % PAD_BYTES == 0 for s in sizes)
+    assert len(set(sizes[1:])) == 1  # the schedule first, then one block per evaluation

@@ -111,6 +111,8 @@ def test_verify_replay_cli_exit_codes(runbook_bundle: Path, tmp_path: Path) -> N
     bad = subprocess.run([*MARATHON, "verify", "--replay", str(forged)], capture_output=True, text=True)
     assert bad.returncode == 1
     assert "intact" in bad.stdout and "FIRST DIFFERENCE" in bad.stdout and "probe.result" in bad.stdout
+    board = subprocess.run([*MARATHON, "score", str(forged)], capture_output=True, text=True)
+    assert "does not replay" in board.stdout and "no complete runs to rank" in board.stdout
 
 
 def test_signed_seal_and_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,3 +159,47 @@ def test_score_reads_the_bundle_not_the_installed_package(runbook_bundle: Path, 
     (run,) = doc["runs"]
     assert run["app"] == "my-private-shop" and not run["provisional"]
     assert run["scores"] == original.scores and run["engine"] == original.engine is not None
+
+
+def test_an_oracle_run_relabelled_as_runbook_does_not_replay(tmp_path: Path) -> None:
+    """Found by review: the oracle's calls, relabelled, replayed clean and ranked 100. Scripted
+    operators are re-executed themselves, so the runbook's own decisions differ."""
+    run_dir = tmp_path / "oracle"
+    Orchestrator(generate("online-boutique", 1, "short-5"), operator=make_operator("oracle"), run_dir=run_dir).run()
+    bundle = seal(run_dir)
+    assert replay(bundle).ok
+
+    def relabel(dicts: list[dict]) -> None:
+        for d in dicts:
+            for key in ("operator",):
+                if d["payload"].get(key) == "oracle":
+                    d["payload"][key] = "runbook"
+            if d["kind"] == "run.start":
+                d["payload"]["oracle"] = False
+                d["payload"]["run_id"] = d["payload"]["run_id"].replace("oracle", "runbook")
+
+    forged = forge(bundle, tmp_path / "forged", relabel)
+    assert verify(forged).ok
+    report = replay(forged)
+    assert not report.ok and report.first_difference is not None
+
+
+def test_a_swapped_schedule_is_ranked_apart(runbook_bundle: Path, tmp_path: Path) -> None:
+    """Found by review: a run of an easier --schedule under the public seed's label averaged
+    into the seeded row."""
+    from faults.schedule import dump_schedule
+    from scoring.cli import load_score
+
+    sched = generate("online-boutique", 1, "short-5")
+    easier = sched.model_copy(update={"faults": sched.faults[:1]})
+    path = tmp_path / "easy.yaml"
+    path.write_text(dump_schedule(easier), encoding="utf-8")
+    out = subprocess.run([*MARATHON, "run", "--schedule", str(path), "--agent", "runbook", "--run-dir",
+                          str(tmp_path / "easy")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    custom, _ = load_score(str(tmp_path / "easy.marathon"))
+    seeded, _ = load_score(str(runbook_bundle))
+    assert custom.custom_schedule and not seeded.custom_schedule
+    board = subprocess.run([*MARATHON, "score", str(runbook_bundle), str(tmp_path / "easy.marathon")],
+                           capture_output=True, text=True)
+    assert "runbook [custom schedule]" in board.stdout

@@ -175,6 +175,9 @@ def test_http_malformed_calls_are_recorded_like_a_builtin_operators(server: Any)
     for bad in ({"prompt_tokens": -5}, {"cost_usd": "lots"}, {"latency_s": "inf"}):
         status, res = _http(base, "POST", f"/invocations/{n}/usage", bad)
         assert status == 400 and "usage fields" in res["error"], (bad, status, res)
+    for bad in ({"prompt_tokens": 10**300}, {"cost_usd": 1e308}, {"latency_s": 1e9}):  # sums must stay finite
+        status, res = _http(base, "POST", f"/invocations/{n}/usage", bad)
+        assert status == 400 and "over the limits" in res["error"], (bad, status, res)
     status, res = _http(base, "POST", f"/invocations/{n}/usage",
                         {"model": "my-model", "prompt_tokens": 1200, "completion_tokens": 300, "cost_usd": 0.0125})
     assert status == 200 and res["tokens"] == 1500

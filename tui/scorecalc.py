@@ -103,19 +103,22 @@ class Scorer:
         """Score with this app model (the one a bundle carries) instead of the installed ``name``."""
         self._app, self._app_name = model, name
 
-    def use_schedule(self, app: str, seed: int, schedule_text: str, *, wait: bool = False) -> None:
+    def use_schedule(self, app: str, seed: int, schedule_text: str, *, wait: bool = False,
+                     cache: bool = True) -> None:
         """Compute the no-op counterfactual of the run's schedule in a background thread
         (:func:`scoring.counterfactual.noop_counterfactual`; cached on disk), for the scores after it.
 
         Args:
             app, seed, schedule_text: the run's app, seed and schedule YAML.
             wait: compute it now, in this thread (tests and screenshots).
+            cache: read and write the on-disk cache. A player's run passes False: the cache
+                file names every fault and its probe times, in the clear, while the run is live.
         """
         def work() -> None:
             from scoring.counterfactual import noop_counterfactual
 
             try:
-                self.counterfactual = noop_counterfactual(app, seed, schedule_text)
+                self.counterfactual = noop_counterfactual(app, seed, schedule_text, use_cache=cache)
             except Exception as exc:  # a schedule this version cannot replay: scores stay provisional
                 self.counterfactual_error = f"{type(exc).__name__}: {exc}"
 

@@ -24,6 +24,9 @@ ADVERSARIES = ("alert-spam", "lump-all", "claim-only", "scale-to-zero", "restart
 REFERENCE_OPERATORS = ("one-per-fault",)
 """Reference operators validation compares adversaries with; they read ground truth (so they are in
 :data:`engine.orchestrator.GROUND_TRUTH_OPERATORS`, never ranked)."""
+SCRIPTED_OPERATORS = BUILTIN + ADVERSARIES + REFERENCE_OPERATORS
+"""Operators whose decisions are deterministic code: ``marathon verify --replay`` re-executes them
+(not their recorded calls), so a run relabelled as another operator's does not replay."""
 LLM_AGENTS = ("react", "rag", "orbit")
 """LLM agents (:mod:`engine.agents`), configured from ``$MARATHON_LLM_CONFIG`` and the environment here;
 :func:`engine.agents.operator_from_args` also takes the ``--llm-*`` flags."""

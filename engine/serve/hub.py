@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 DEFAULT_INVOCATION_TIMEOUT_S = 300.0
 """Wall seconds an external agent has to finish one invocation before the engine ends it."""
 MAX_POLL_S = 300.0
+MAX_USAGE_TOKENS = 10_000_000
+"""Most prompt (or completion) tokens one reported model call may claim: ten times today's
+largest context windows, so a sum over a run stays an honest integer."""
+MAX_USAGE_COST_USD = 1_000.0
+"""Most US dollars one reported model call may cost (so sums stay finite)."""
+MAX_USAGE_LATENCY_S = 3_600.0
+"""Longest latency one reported model call may claim, seconds."""
 
 
 class HubError(Exception):
@@ -223,6 +230,9 @@ class AgentHub:
         if min(prompt, completion) < 0 or not (math.isfinite(cost) and math.isfinite(latency)) \
                 or cost < 0 or latency < 0:
             raise HubError(400, "usage fields must be finite non-negative numbers")
+        if max(prompt, completion) > MAX_USAGE_TOKENS or cost > MAX_USAGE_COST_USD or latency > MAX_USAGE_LATENCY_S:
+            raise HubError(400, f"usage over the limits of one model call: tokens <= {MAX_USAGE_TOKENS:,}, cost_usd <= "
+                                f"{MAX_USAGE_COST_USD:g}, latency_s <= {MAX_USAGE_LATENCY_S:g}")
         model = printable(str(p.get("model", "unknown"))[:200])
         from engine.llm.client import usage_payload  # the openai SDK loads only when usage is reported
 

@@ -124,7 +124,8 @@ class PlayScreen(RunScreen):
 
     def start_source(self) -> None:
         run = self.session.run
-        self.scorer.use_schedule(run.schedule.app, run.seed, run.schedule_text, wait=self.inline_score)
+        self.scorer.use_schedule(run.schedule.app, run.seed, run.schedule_text, wait=self.inline_score,
+                                 cache=False)  # nothing readable on disk while the player plays
         if self.autostart:
             self.run_engine()
 
