@@ -135,6 +135,8 @@ def main() -> int:
         work = Path(tmp)
         print("1. deploy history classifier (held-out seeds):")
         print("   " + _sub("bench_deploy_blind.py").replace("\n", "\n   "))
+        print("   with the change kind as a feature:")
+        print("   " + _sub("bench_deploy_blind.py", "--kind").splitlines()[-1])
         files, hits = live_directory(work)
         print(f"2. live run directories: {hits} of {files} files mention a fault id")
         print("3. forgeries:")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -97,6 +98,15 @@ def _number(value: Any, name: str, *, lo: float, hi: float, integer: bool = Fals
     return float(value)
 
 
+class _QuietDisconnects(logging.Filter):
+    """Drops aiohttp's traceback for a client that went away mid-request (a client could
+    otherwise flood the server's stderr with them); every other error is still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, (ConnectionResetError, BrokenPipeError, asyncio.CancelledError))
+
+
 def make_app(hub: AgentHub, token: str, info: Callable[[], dict[str, Any]]) -> web.Application:
     """The aiohttp application (module docstring).
 
@@ -105,6 +115,10 @@ def make_app(hub: AgentHub, token: str, info: Callable[[], dict[str, Any]]) -> w
         token: the bearer token every request must carry.
         info: the ``GET /v1/run`` document.
     """
+    for name in ("aiohttp.server", "aiohttp.web"):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _QuietDisconnects) for f in log.filters):
+            log.addFilter(_QuietDisconnects())
 
     @web.middleware
     async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
