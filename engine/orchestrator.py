@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.history import AlertHistory, AlertInstance
 from alerts.rules import DEFAULT_PACK, load_pack, pack_files, pack_identity
+from engine.appmodel import Probe, Resources
 from engine.events import Event, EventStream
 from engine.health import HealthSampler
 from engine.identity import engine_identity
@@ -43,7 +44,7 @@ from engine.tools import ToolBox, ToolResult
 from engine.workspace import Workspace
 from faults.inject import FaultInstance, finish_revert, inject, revert
 from faults.probes import evaluate_probe
-from faults.schedule import BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
+from faults.schedule import TEMPLATE_KINDS, BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
 from faults.spec import FaultSpec, load_catalog
 from scoring.gates import RESTART_READY_TIMEOUT_S, RESTART_SETTLE_S, soak_complete_at
 
@@ -237,6 +238,9 @@ class Orchestrator:
         self.alert_history: AlertHistory | None = source.history if source is not None else None
         self.cadence_s = cadence_s
         self.catalog = {f.id: f for f in load_catalog(schedule.app).faults}
+        self._fault_images = {f.config.image for f in self.catalog.values() if f.config is not None and f.config.image}
+        self._benign_done: dict[tuple[str, str, int], tuple[str, Any, Any]] = {}
+        """Benign template changes applied: (service, kind, at) -> (field, value replaced, value set)."""
         self.sim = Simulator(schedule.app, seed=self.seed)
         self.stream = EventStream()
         for fn in subscribers:
@@ -434,7 +438,9 @@ class Orchestrator:
 
     def _benign(self, ch: BenignChange) -> None:
         try:
-            if ch.kind == "code":
+            if ch.kind in TEMPLATE_KINDS:
+                self._benign_template(ch)
+            elif ch.kind == "code":
                 assert ch.file is not None
                 text = self.sim.head_files(ch.service).get(ch.file)  # a commit goes on the branch tip
                 if text is None or (ch.find is not None and ch.find not in text):
@@ -447,6 +453,67 @@ class Orchestrator:
                 self.sim.deploy_change(ch.service, env=env, summary=ch.summary, author=ch.author)
         except SubstrateError:
             return  # the service is mid-change; a person would retry later
+
+    def _benign_template(self, ch: BenignChange) -> None:
+        """Apply a benign image, probe, resources or scale change, or revert one: a revert
+        restores the value its change replaced, only while the change's value is still in place."""
+        wl = self.sim.cluster.workloads.get(ch.service)
+        if wl is None:
+            return
+        tpl = wl.template
+        attr = {"image": "image", "resources": "resources", "scale": "replicas"}.get(ch.kind) \
+            or f"{ch.probe or 'readiness'}_probe"
+        if ch.revert_of is not None:
+            done = self._benign_done.pop((ch.service, ch.kind, ch.revert_of), None)
+            if done is None:
+                return
+            attr, before, after = done
+            now = wl.replicas if attr == "replicas" else getattr(tpl, attr)
+            if now != after:
+                return  # changed since: the revert would undo someone else's change
+            value = before
+        else:
+            before = wl.replicas if attr == "replicas" else getattr(tpl, attr)
+            value = self._benign_value(ch, before)
+            if value is None:
+                return
+        if attr == "replicas":
+            self.sim.scale(ch.service, int(value), summary=ch.summary, author=ch.author)
+        elif attr == "image":
+            self.sim.deploy_change(ch.service, image=value, summary=ch.summary, author=ch.author)
+        elif attr == "resources":
+            self.sim.deploy_change(ch.service, resources=value, summary=ch.summary, author=ch.author)
+        else:
+            self.sim.deploy_change(ch.service, summary=ch.summary, author=ch.author, **{attr: value})
+        if ch.revert_of is None:
+            self._benign_done[(ch.service, ch.kind, ch.at)] = (attr, before, value)
+
+    def _benign_value(self, ch: BenignChange, before: Any) -> Any:
+        """The value a benign template change sets in place of ``before``, or None when it
+        has nothing to change (no such probe, resource or tag)."""
+        if ch.kind == "scale":
+            return int(before) + int(ch.replicas or 1)
+        if ch.kind == "image":
+            ref = f"{str(before).rpartition(':')[0]}:{ch.image_tag}"
+            if ch.image_tag is None or ref in self._fault_images or ref == before:
+                return None  # never make a fault's unknown image pullable
+            return self.sim.tag_image(ch.service, ch.image_tag)
+        if ch.kind == "probe":
+            if not isinstance(before, Probe):
+                return None
+            if ch.period_s is not None:
+                return before.model_copy(update={"period_s": before.period_s + ch.period_s})
+            more = before.failure_threshold + (ch.failure_threshold or 1)
+            return before.model_copy(update={"failure_threshold": more})
+        assert isinstance(before, Resources) and ch.resource is not None and ch.factor is not None
+        side = "limits" if getattr(before.limits, ch.resource) else "requests"
+        current = getattr(before, side)
+        amount = current.memory_bytes() if ch.resource == "memory" else current.cpu_cores()
+        if amount is None:
+            return None
+        raised = (f"{math.ceil(amount * ch.factor / 2**20)}Mi" if ch.resource == "memory"
+                  else f"{math.ceil(amount * ch.factor * 1000)}m")
+        return before.model_copy(update={side: current.model_copy(update={ch.resource: raised})})
 
     def _burst(self, burst: LoadBurst, start: bool) -> None:
         self._burst_depth += 1 if start else -1

@@ -31,6 +31,7 @@ import zlib
 from collections import Counter
 from collections.abc import Sequence
 
+from engine.sim.simulator import CONFIG_SUFFIXES
 from faults.spec import CHANGE_MECHANISMS, Catalog, FaultSpec, load_catalog
 
 ROW_KIND = {"code-change": "code", "config-patch": "config", "feature-flag": "config", "scale": "scale",
@@ -45,6 +46,15 @@ def row_service(spec: FaultSpec) -> str:
     if spec.config is not None and spec.config.flag is not None:
         return spec.config.flag.service
     return spec.target
+
+
+def row_kind(spec: FaultSpec) -> str:
+    """The pipeline log's kind of a change-driven fault's row: a code change to a
+    configuration file rolls out as configuration (no build)."""
+    kind = ROW_KIND[spec.mechanism]
+    if kind == "code" and spec.change is not None and spec.change.file.endswith(CONFIG_SUFFIXES):
+        return "config"
+    return kind
 
 
 def _author_summary(spec: FaultSpec) -> tuple[str, str] | None:
@@ -63,7 +73,7 @@ def _changes(catalog: Catalog) -> list[tuple[str, str, str, str]]:
     for spec in catalog.faults:
         got = _author_summary(spec)
         if got is not None:
-            out.append((row_service(spec), ROW_KIND[spec.mechanism], got[0], got[1]))
+            out.append((row_service(spec), row_kind(spec), got[0], got[1]))
     return out
 
 
@@ -84,12 +94,28 @@ def team(catalog: Catalog, service: str) -> tuple[list[str], list[float]]:
 
 def pick(names: Sequence[str], weights: Sequence[float], u: float) -> str:
     """The name whose cumulative weight first exceeds ``u`` (a uniform draw in [0, 1))."""
+    return names[pick_index(weights, u)]
+
+
+def pick_index(weights: Sequence[float], u: float) -> int:
+    """The index whose cumulative weight first exceeds ``u`` (a uniform draw in [0, 1))."""
     acc = 0.0
-    for name, w in zip(names, weights, strict=True):
+    for i, w in enumerate(weights):
         acc += w
         if u < acc:
-            return name
-    return names[-1]
+            return i
+    return len(weights) - 1
+
+
+def row_kinds(catalog: Catalog) -> list[tuple[str, str]]:
+    """(row service, row kind) of every change-driven fault: benign changes draw their kind
+    from these, so the kind of a row says as little as its service."""
+    return [(s, k) for s, k, _, _ in _changes(catalog)]
+
+
+def shows_in_log(spec: FaultSpec) -> bool:
+    """Whether a fault's change shows in the pipeline log (a change-driven fault)."""
+    return _author_summary(spec) is not None
 
 
 def author_for(catalog: Catalog, service: str, u: float) -> str:
@@ -107,10 +133,20 @@ def service_weights(catalog: Catalog, services: Sequence[str]) -> list[float]:
     return [r / total for r in raw]
 
 
-def subjects(catalog: Catalog, service: str) -> list[str]:
+def subjects(catalog: Catalog, service: str, kind: str | None = None) -> list[str]:
     """Catalog commit subjects a benign change to ``service`` is worded from: those of the
-    changes that ship to the service, else the app's."""
+    changes that ship to the service, else the app's. With ``kind`` (a pipeline-log kind,
+    :func:`row_kind`), those of the service's changes of that kind, else
+    the app's of that kind with their service's name replaced by ``service``, else as
+    without it (a re-tag reads like a release, a bigger limit like a right-sizing)."""
     rows = _changes(catalog)
+    if kind is not None:
+        own = sorted({summ for s, k, _, summ in rows if s == service and k == kind})
+        if own:
+            return own
+        other = sorted({summ.replace(s, service) for s, k, _, summ in rows if k == kind})
+        if other:
+            return other
     got = sorted({summ for s, _, _, summ in rows if s == service})
     return got or sorted({summ for _, _, _, summ in rows}) or ["chore: tidy up"]
 

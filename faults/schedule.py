@@ -24,8 +24,10 @@ Distributions (and why):
   outages follow a change (Google SRE book, ch. 1); the rest are runtime and
   infrastructure faults. Code bugs take about two thirds of the change-driven share.
 * **Noise**: benign changes (comment blocks added to the code, harmless log-level env
-  changes) arrive about every 3 minutes in the marathon, in the faults' arrival window, and
-  :data:`BENIGN_REVERT_P` of them are reverted a fault-like lifetime later; load bursts
+  changes, re-tags of the running build, looser probes, higher limits, one more replica)
+  arrive about every 3 minutes in the marathon, in the faults' arrival window, their kinds
+  following the mix of the schedule's fault rows, and :data:`BENIGN_REVERT_P` of them are
+  reverted a fault-like lifetime later; load bursts
   (x1.4..x1.9 for 1..3 min) about every 15 minutes.
 * **Truth stays hidden**: in the pipeline log a benign change looks like a fault's change.
   Both are written by the service's team with the same weights, worded from the same
@@ -59,7 +61,9 @@ Distributions (and why):
 from __future__ import annotations
 
 import math
+import re
 import zlib
+from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,6 +73,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engine.appmodel import AppModelError, load_app, source_root
 from engine.safeyaml import YamlInputError, read_yaml
+from engine.sim.simulator import CONFIG_SUFFIXES
 from engine.sim.source import build_seconds
 from faults import people
 from faults.qualify import onset_seconds, rollout_seconds, work_seconds
@@ -76,7 +81,7 @@ from faults.spec import Catalog, FaultSpec, load_catalog
 
 Regime = Literal["short-5", "short-10", "marathon", "single"]
 """``single``: a hand-made schedule of one fault (qualification); never generated."""
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 
 REGIMES: dict[str, dict[str, Any]] = {
     "short-5": {"faults": 5, "duration_s": 1200, "median_life_s": 480, "life_clip": (300, 720), "benign_every_s": 300,
@@ -142,14 +147,25 @@ class ScheduledFault(_Strict):
         return self.at + self.lifetime
 
 
+TEMPLATE_KINDS = ("image", "probe", "resources", "scale")
+"""Benign change kinds that restart or add pods without a build (module docstring)."""
+_KIND_FIELDS = {"code": ("file", "comment", "find", "replace"), "config": ("env",), "image": ("image_tag",),
+                "probe": ("probe", "period_s", "failure_threshold"), "resources": ("resource", "factor"),
+                "scale": ("replicas",)}
+
+
 class BenignChange(_Strict):
     """A change that breaks nothing: comment lines (``find`` becomes ``replace`` in ``file``
-    of the repository head, or, in older schedules, a one-line ``comment`` on top of it) or
-    a harmless env value."""
+    of the repository head, or, in older schedules, a one-line ``comment`` on top of it), a
+    harmless env value, a re-tag of the running build (``image_tag``), a looser probe
+    (``period_s`` seconds more, or ``failure_threshold`` more failures), a higher limit
+    (``resource`` times ``factor``) or ``replicas`` more replicas; or, with ``revert_of``,
+    the revert of the template change of its service and kind made at that run time (which
+    restores the value that change replaced)."""
 
     at: int = Field(ge=0, le=MAX_DURATION_S)
     service: str
-    kind: Literal["code", "config"]
+    kind: Literal["code", "config", "image", "probe", "resources", "scale"]
     summary: str
     author: str
     file: str | None = None
@@ -157,14 +173,41 @@ class BenignChange(_Strict):
     find: str | None = None
     replace: str | None = None
     env: dict[str, str] | None = None
+    image_tag: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+    probe: Literal["readiness", "liveness"] | None = None
+    period_s: int | None = Field(default=None, ge=1, le=30, description="seconds added to periodSeconds")
+    failure_threshold: int | None = Field(default=None, ge=1, le=3, description="added to failureThreshold")
+    resource: Literal["cpu", "memory"] | None = None
+    factor: float | None = Field(default=None, gt=1, le=2, description="the limit (else request) is multiplied by it")
+    replicas: int | None = Field(default=None, ge=1, le=2, description="replicas added")
+    revert_of: int | None = Field(default=None, ge=0, le=MAX_DURATION_S)
 
     @model_validator(mode="after")
     def _payload(self) -> BenignChange:
+        foreign = [f for k, fields in _KIND_FIELDS.items() if k != self.kind for f in fields
+                   if getattr(self, f) is not None]
+        if foreign:
+            raise ValueError(f"a {self.kind} change takes no {', '.join(foreign)}")
         if self.kind == "code" and (self.file is None or (self.comment is None
                                                           and (self.find is None or self.replace is None))):
             raise ValueError("a code change needs file and comment, or file, find and replace")
         if self.kind == "config" and not self.env:
             raise ValueError("a config change needs env")
+        if self.kind in ("code", "config"):
+            if self.revert_of is not None:
+                raise ValueError(f"a {self.kind} change carries its own revert; it takes no revert_of")
+            return self
+        given = [f for f in _KIND_FIELDS[self.kind] if getattr(self, f) is not None]
+        if self.revert_of is not None:
+            if given:
+                raise ValueError(f"a revert (revert_of) restores the prior value; it takes no {', '.join(given)}")
+        elif self.kind == "probe" and (self.probe is None
+                                       or (self.period_s is None) == (self.failure_threshold is None)):
+            raise ValueError("a probe change needs probe and one of period_s or failure_threshold")
+        elif self.kind == "resources" and (self.resource is None or self.factor is None):
+            raise ValueError("a resources change needs resource and factor")
+        elif self.kind in ("image", "scale") and not given:
+            raise ValueError(f"a {self.kind} change needs {_KIND_FIELDS[self.kind][0]}, or revert_of")
         return self
 
 
@@ -431,6 +474,31 @@ class _Benign:
         self.sizes = _diff_sizes(cat, app_name)
         self.level: dict[str, str] = {}
         self.prior: dict[tuple[str, int], str] = {}
+        self.model = app
+        # Every image a catalog fault sets: a benign re-tag must never make one of them pullable.
+        self.fault_images = {f.config.image for f in cat.faults if f.config is not None and f.config.image}
+        self.tags: dict[str, set[str]] = {}
+        self.live: dict[tuple[str, str], int] = {}  # (service, kind) -> at of its unreverted template change
+        mix = Counter(k for _, k in people.row_kinds(cat))
+        self.mix = (sorted(mix), [mix[k] / sum(mix.values()) for k in sorted(mix)])
+        """The kinds of the fault rows and their shares: benign changes follow it (:meth:`want`)."""
+        self.made: Counter[str] = Counter()
+
+    def want(self, kinds: Counter[str]) -> None:
+        """Have benign changes follow the mix of ``kinds`` (the schedule's fault rows)."""
+        if kinds:
+            names = sorted(set(kinds) | {"code", "config"})
+            self.mix = (names, [kinds[k] / sum(kinds.values()) for k in names])
+
+    def _has(self, service: str, kind: str) -> bool:
+        """Whether ``service`` has something a benign change of ``kind`` can change."""
+        svc = self.model.service(service)
+        if kind == "probe":
+            return svc.readiness_probe is not None or svc.liveness_probe is not None
+        if kind == "resources":
+            return any(getattr(svc.resources.limits, r) or getattr(svc.resources.requests, r)
+                       for r in ("memory", "cpu"))
+        return True
 
     def _file_text(self, service: str, file: str) -> str:
         key = (service, file)
@@ -439,8 +507,53 @@ class _Benign:
         return self.text[key]
 
     def change(self, rng: np.random.Generator, at: int, no_code: frozenset[str],
-               no_change: frozenset[str]) -> BenignChange | None:
-        """A benign change at ``at`` (module docstring), or None when no service may take one."""
+               no_change: frozenset[str], no_template: frozenset[str] = frozenset()) -> BenignChange | None:
+        """A benign change at ``at`` (module docstring), or None when no service may take one.
+        Its kind is drawn from the kinds of the catalog's changes; a service in ``no_template``
+        takes no image, probe, resources or scale change (a code or config change instead
+        when no service may take one)."""
+        made = self._change(rng, at, no_code, no_change, no_template)
+        if made is not None:
+            self.made[_log_kind(made.kind, made.file)] += 1
+        return made
+
+    def _change(self, rng: np.random.Generator, at: int, no_code: frozenset[str],
+                no_change: frozenset[str], no_template: frozenset[str]) -> BenignChange | None:
+        # The kind first, then a service free to take it. The kind is the one furthest behind
+        # its share of the schedule's fault rows (ties broken at random): the guards block
+        # template changes far more often than code ones, so a kind that was blocked is tried
+        # first next time, and the mix of kinds comes out that of the faults' rows.
+        names, kw = self.mix
+        total = sum(self.made.values()) + 1
+        noise = rng.random(len(names))
+        order = sorted(range(len(names)), key=lambda i: -(kw[i] * total - self.made[names[i]] + 0.5 * noise[i]))
+        for kind in (names[i] for i in order):
+            if kind in TEMPLATE_KINDS:
+                fits = [s for s in self.services if s not in no_change and s not in no_template
+                        and (s, kind) not in self.live and self._has(s, kind)]
+                if not fits:
+                    continue
+                service = fits[int(rng.choice(len(fits), p=np.asarray(people.service_weights(self.cat, fits))))]
+                author = people.author_for(self.cat, service, float(rng.random()))
+                got = self._template(rng, at, service, kind, author, rng.random(4))
+                if got is not None:
+                    self.live[(service, kind)] = at
+                    return got
+            elif kind == "code":
+                ok = [s for s in self.services if s not in no_change and s not in no_code]
+                if not ok:
+                    continue
+                service = ok[int(rng.choice(len(ok), p=np.asarray(people.service_weights(self.cat, ok))))]
+                author = people.author_for(self.cat, service, float(rng.random()))
+                u = rng.random(4)
+                code = self._code(rng, service)
+                if code is not None:
+                    file, find, replace = code
+                    summary = people.word(people.subjects(self.cat, service), *map(float, u[1:]))
+                    return BenignChange(at=at, service=service, kind="code", summary=summary, author=author,
+                                        file=file, find=find, replace=replace)
+            else:
+                break  # config: below
         allowed = [s for s in self.services if s not in no_change]
         if not allowed:
             return None
@@ -448,13 +561,6 @@ class _Benign:
         service = allowed[int(rng.choice(len(allowed), p=weights))]
         author = people.author_for(self.cat, service, float(rng.random()))
         u = rng.random(4)
-        if service not in no_code and u[0] < 0.7:
-            got = self._code(rng, service)
-            if got is not None:
-                file, find, replace = got
-                summary = people.word(people.subjects(self.cat, service), *map(float, u[1:]))
-                return BenignChange(at=at, service=service, kind="code", summary=summary, author=author, file=file,
-                                    find=find, replace=replace)
         levels = [lv for lv in ("info", "debug", "warn") if lv != self.level.get(service, "info")]
         level = levels[int(rng.integers(len(levels)))]
         self.prior[(service, at)] = self.level.get(service, "info")
@@ -485,9 +591,60 @@ class _Benign:
             return file, find, replace
         return None
 
+    def _template(self, rng: np.random.Generator, at: int, service: str, kind: str, author: str,
+                  u: np.ndarray) -> BenignChange | None:
+        """A harmless pod-template change of ``kind``, or None when the service has nothing to
+        change of it (no probe, no resources): a re-tag of the running build with a patch tag
+        no catalog fault uses, a looser probe, a higher limit or one more replica."""
+        svc = self.model.service(service)
+        summary = people.word(people.subjects(self.cat, service, kind), *map(float, u[1:]))
+        base: dict[str, Any] = {"at": at, "service": service, "kind": kind, "summary": summary, "author": author}
+
+        def make(**payload: Any) -> BenignChange:
+            return BenignChange.model_validate({**base, **payload})
+        if kind == "image":
+            tag = self._next_tag(service)
+            return None if tag is None else make(image_tag=tag)
+        if kind == "probe":
+            probes = [name for name, p in (("readiness", svc.readiness_probe), ("liveness", svc.liveness_probe))
+                      if p is not None]
+            if not probes:
+                return None
+            probe = probes[int(rng.integers(len(probes)))]
+            if rng.random() < 0.5:
+                return make(probe=probe, period_s=int(rng.choice([5, 10])))
+            return make(probe=probe, failure_threshold=1)
+        if kind == "resources":
+            res = [r for r in ("memory", "cpu")
+                   if getattr(svc.resources.limits, r) or getattr(svc.resources.requests, r)]
+            if not res:
+                return None
+            return make(resource=res[int(rng.integers(len(res)))],
+                                factor=float(rng.choice([1.25, 1.5])))
+        return make(replicas=1)
+
+    def _next_tag(self, service: str) -> str | None:
+        """A patch tag above the service's release tag that no catalog fault's image has and no
+        earlier re-tag took (``v0.10.3`` -> ``v0.10.4``), or None."""
+        repo, _, tag = self.model.service(service).image.rpartition(":")
+        m = re.fullmatch(r"(v?\d+\.\d+\.)(\d+)(.*)", tag)
+        used = self.tags.setdefault(service, set())
+        for n in range(1, 50):
+            new = f"{m.group(1)}{int(m.group(2)) + n}{m.group(3)}" if m else f"{tag}-r{n}"
+            if f"{repo}:{new}" not in self.fault_images and new not in used:
+                used.add(new)
+                return new
+        return None
+
     def revert(self, ch: BenignChange, at: int, author: str) -> BenignChange | None:
         """The revert of benign change ``ch`` at ``at``, or None when its edit is gone."""
         summary = people.revert_subject(ch.summary)
+        if ch.kind in TEMPLATE_KINDS:
+            if self.live.get((ch.service, ch.kind)) != ch.at:
+                return None
+            del self.live[(ch.service, ch.kind)]
+            return BenignChange(at=at, service=ch.service, kind=ch.kind, summary=summary, author=author,
+                                revert_of=ch.at)
         if ch.kind == "code":
             assert ch.file is not None and ch.find is not None and ch.replace is not None
             key = (ch.service, ch.file)
@@ -577,6 +734,8 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     specs = {f.id: f for f in cat.faults}
     changes: list[BenignChange] = []
     benign = _Benign(app, cat)
+    benign.want(Counter(people.row_kind(spec) for spec in (specs[f.fault] for f in faults)
+                        if people.shows_in_log(spec)))
     life_mu = np.log(cfg["median_life_s"])
 
     def guards(at: int) -> tuple[frozenset[str], frozenset[str]]:
@@ -587,6 +746,25 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         return (frozenset(s.target for s in live if s.mechanism == "image"),
                 frozenset(s.target for s in near if s.mechanism in PROCESS_MECHANISMS)
                 | frozenset(s.target for s in biting))
+
+    # A template change (and its revert) restarts or adds pods: it keeps away from every service
+    # a fault works through -- its target, flag service, remedy service, caller, store -- from a
+    # build and rollout before its injection, through the fault's life, until its revert has
+    # rolled out, and away from every service while a zone outage is near or live.
+    # The lead of a service's change is its own rollout (twice over: the change, then a revert).
+    window = {s: int(2 * rollout_seconds(model, s)) for s in benign.services}
+    widest = max(window.values(), default=0)
+    reach = [(f.at - _lead(model, specs[f.fault]), f.end + int(onset_seconds(model, specs[f.fault])),
+              specs[f.fault], _fault_services(specs[f.fault])) for f in faults]
+
+    def template_guard(at: int) -> frozenset[str]:
+        out: set[str] = set()
+        for start, until, spec, touched in reach:
+            if not start - widest <= at < until:
+                continue
+            hit = benign.services if spec.mechanism == "zone-outage" else touched
+            out.update(s for s in hit if start - window.get(s, widest) <= at)
+        return frozenset(out)
 
     reverts: list[tuple[int, int, BenignChange, str]] = []  # (at, order, change reverted, author)
     # A benign change never queues behind another one: a queue would roll out later than the
@@ -606,6 +784,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
             r_at, _, orig, author = reverts.pop(0)
             no_code, no_change = guards(r_at)
             if orig.service in no_change or (orig.kind == "code" and orig.service in no_code) \
+                    or (orig.kind in TEMPLATE_KINDS and orig.service in template_guard(r_at)) \
                     or settled.get(orig.service, 0) > r_at:
                 continue  # the service is busy then; the change stays
             back = benign.revert(orig, r_at, author)
@@ -616,7 +795,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
             break
         no_code, no_change = guards(at)
         no_change |= frozenset(name for name, until in settled.items() if until > at)
-        change = benign.change(rng, at, no_code=no_code, no_change=no_change)
+        change = benign.change(rng, at, no_code=no_code, no_change=no_change, no_template=template_guard(at))
         if change is not None:
             changes.append(change)
             settle(change)
@@ -640,6 +819,25 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
             "faults": [f.model_dump() for f in faults], "changes": [c.model_dump(exclude_none=True) for c in changes],
             "bursts": [b.model_dump() for b in bursts]}
     return parse_schedule(data, f"<generated {app}/{regime}/{seed}>", cat)
+
+
+def _log_kind(kind: str, file: str | None) -> str:
+    """The pipeline log's kind of a change of ``kind``: a code change to a configuration file
+    rolls out as configuration (no build)."""
+    return "config" if kind == "code" and file is not None and file.endswith(CONFIG_SUFFIXES) else kind
+
+
+def _fault_services(spec: FaultSpec) -> set[str]:
+    """Every service a fault works through: its target, flag service, remedy service, and the
+    caller or store of a runtime fault."""
+    out = {spec.target}
+    if spec.config is not None and spec.config.flag is not None:
+        out.add(spec.config.flag.service)
+    if spec.remedy.service:
+        out.add(spec.remedy.service)
+    if spec.runtime is not None:
+        out.update(s for s in (spec.runtime.caller, spec.runtime.store) if s)
+    return out
 
 
 def schedule_table(sched: Schedule, catalog: Catalog | None = None) -> str:

@@ -1289,6 +1289,23 @@ class Simulator(Substrate):
         except KeyError:
             raise SubstrateError(f'pods "{pod}" not found') from None
 
+    def tag_image(self, service: str, tag: str) -> str:
+        """Push the image ``service``'s pod template runs under ``tag`` too (``docker tag`` and
+        push: the same build, so the same commit): the registry has the new reference from now
+        on, and the pipeline counts it as its own (a later build replaces it, see :meth:`_land`).
+        Returns the new image reference.
+
+        Raises:
+            SubstrateError: unknown service, or a malformed tag.
+        """
+        wl = self._workload(service)
+        if not tag or len(tag) > 128 or not all(c.isalnum() or c in "_.-" for c in tag) or tag[0] in ".-":
+            raise SubstrateError(f"invalid image tag {tag!r}")
+        ref = f"{wl.template.image.rpartition(':')[0]}:{tag}"
+        self.images.add(ref)
+        self._built_images.setdefault(service, set()).add(ref)
+        return ref
+
     def scale(self, service: str, replicas: int, *, summary: str | None = None, author: str = "operator") -> None:
         """See :meth:`Substrate.scale`; the simulator also takes the pipeline log's ``summary``
         (default ``scale to N replicas``) and ``author`` of the change."""
