@@ -87,8 +87,11 @@ def test_ctrl_c_stops_a_long_sim_cleanly() -> None:
     import signal
     import time
 
+    # SIGINT at its default in the child: a shell that started the suite in the background (`&`)
+    # leaves it ignored, and the child would inherit that.
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "sim", "--minutes", "600", "--speed", "60"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(4)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
