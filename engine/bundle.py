@@ -25,7 +25,7 @@ Sealing, in order:
    ``recovered``, ``dropped_bytes`` (torn bytes dropped) and ``format`` (the version);
 4. write ``manifest.json`` (below) into the directory and pack the bundle.
 
-Bundle format, version 1 (``<run_dir>.marathon``, uncompressed so that every byte has a
+Bundle format, version 2 (``<run_dir>.marathon``, uncompressed so that every byte has a
 location): a POSIX ustar archive written by this module, not by :mod:`tarfile`, so its
 bytes never depend on the Python version. Members are regular files only, ``manifest.json``
 first, then every file of the run directory sorted by its POSIX path (empty directories
@@ -48,9 +48,14 @@ manifest against the seal event, every event line against the chain, and reports
 problem with its place: the bundle byte range, the file, and for events the line and seq.
 Same run (seed, schedule, operator decisions) -> byte-identical bundle.
 
+Version 2 adds an optional manifest ``signature`` (:mod:`engine.keys`: Ed25519 over the head);
+version-1 bundles still verify.
+
 What sealing protects against: any change to a sealed run, accidental or not, by someone
-who does not recompute every digest and hash. There is no secret key: a forger who rewrites
-the whole chain is caught only by comparing the head hash with one published at sealing.
+who does not recompute every digest and hash. A forger who rewrites the whole chain and
+reseals it gets a bundle this module calls intact; it is caught by re-execution
+(:mod:`engine.replay`, ``marathon verify --replay``), and a signed bundle by the signature,
+which the forger cannot make without the key.
 """
 
 from __future__ import annotations
