@@ -162,13 +162,22 @@ def test_lump_all_incidents_hold_every_alert_so_far(runs: dict[str, Orchestrator
     newest: str | None = None
     named: list[str] = []
     incidents = 0
+    at_invoke: set[str] = set()
+    fired: set[str] = set()
+    fired_at_invoke: set[str] = set()
     for e in run.stream.events:
         if e.kind.startswith("alert.") and e.payload["id"]:
             seen.add(e.payload["id"])
+            if e.kind == "alert.firing":
+                fired.add(e.payload["id"])
+        elif e.kind == "agent.invoke":
+            # the history the invocation was handed: alerts may fire during it, and a pending
+            # alert that never fired may have left the history
+            at_invoke, fired_at_invoke = set(seen), set(fired)
         elif e.kind == "report.incident":
             incidents += 1
             held = set(e.payload["alerts"])
-            assert held == seen and held > previous
+            assert fired_at_invoke <= held <= at_invoke and held > previous
             previous, newest = held, e.payload["incident"]
         elif e.kind == "report.rca":
             assert e.payload["incident"] == newest
@@ -180,8 +189,9 @@ def test_lump_all_incidents_hold_every_alert_so_far(runs: dict[str, Orchestrator
     rca_invocations = [p["invocation"] for p in _calls(run, "report_rca")]
     assert len(rca_invocations) == len(set(rca_invocations)), "one RCA per invocation"
     first = min(p["invocation"] for p in _calls(run, "report_incident"))
+    # every invocation files one, except one the end of the run cuts off (its calls cost run time)
     assert set(rca_invocations) == {e.payload["invocation"] for e in _events(run, "agent.invoke")
-                                    if e.payload["invocation"] >= first and e.t < run.end_t}
+                                    if e.payload["invocation"] >= first and e.t + 30 < run.end_t}
     assert not [p for p in _calls(run) if p["tier"] == "act"] and not _events(run, "report.resolved")
 
 
