@@ -21,30 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import hypothesis
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from tests.input_fuzz import Tally, Target, mutate, run_example, targets
+from tests.input_fuzz import Tally, fuzz, targets
 
 SHARE = {"schedule": 3, "catalog": 2, "app": 2, "rules": 4, "keymap": 1, "llm-config": 2, "bundle-dir": 3,
          "bundle": 1}
 """Relative share of the examples per loader (the slow loaders -- catalogs, apps -- get fewer)."""
 
-
-def fuzz(target: Target, examples: int, work: Path, seed: int) -> Tally:
-    tally = Tally()
-    work.mkdir(parents=True, exist_ok=True)
-
-    @hypothesis.seed(seed)
-    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def one(data: st.DataObject) -> None:
-        name, blob = data.draw(st.sampled_from(target.seeds))
-        run_example(target, name, mutate(data.draw, target, blob), work, tally)
-
-    one()
-    return tally
 
 
 def main() -> int:

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import yaml
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.events import GENESIS, Event, canonical
@@ -430,3 +432,20 @@ def run_example(target: Target, name: str, blob: bytes, work: Path, tally: Tally
     if time.perf_counter() - started > 3 * TIME_LIMIT_S and not hung:
         tally.hangs += 1
         tally.failures.append(f"{target.name}: slow (> {3 * TIME_LIMIT_S} s wall) on {path} (kept as {_keep(path)})")
+
+
+def fuzz(target: Target, examples: int, work: Path, seed: int | None = None) -> Tally:
+    """Run ``examples`` mutated files through one loader; the counts. Deterministic: a given
+    ``seed``, or hypothesis' derandomized order when None (CI)."""
+    tally = Tally()
+    work.mkdir(parents=True, exist_ok=True)
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def one(data: st.DataObject) -> None:
+        name, blob = data.draw(st.sampled_from(target.seeds))
+        run_example(target, name, mutate(data.draw, target, blob), work, tally)
+
+    (hypothesis.seed(seed)(one) if seed is not None else one)()
+    return tally

@@ -14,10 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from tests.input_fuzz import Tally, Target, mutate, run_example, targets
+from tests.input_fuzz import Target, fuzz, targets
 
 EXAMPLES = {"schedule": 45, "catalog": 35, "app": 35, "rules": 60, "keymap": 30, "llm-config": 40,
             "bundle-dir": 45, "bundle": 20}
@@ -28,20 +26,6 @@ EXAMPLES = {"schedule": 45, "catalog": 35, "app": 35, "rules": 60, "keymap": 30,
 def fuzz_targets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Target]:
     return targets(tmp_path_factory.mktemp("fuzz-seeds"))
 
-
-def fuzz(target: Target, examples: int, work: Path) -> Tally:
-    """Run ``examples`` mutated files through one loader; the counts."""
-    tally = Tally()
-
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def one(data: st.DataObject) -> None:
-        name, blob = data.draw(st.sampled_from(target.seeds))
-        run_example(target, name, mutate(data.draw, target, blob), work, tally)
-
-    one()
-    return tally
 
 
 @pytest.mark.parametrize("loader", list(EXAMPLES))
