@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from alerts.promql.engine import CompileOptions, Node, compile_query
 from alerts.promql.values import UnsupportedError
 from alerts.templates import Template, TemplateError
-from engine.safeyaml import YamlInputError, parse_yaml_node, read_text
+from engine.inputs.safeyaml import YamlInputError, parse_yaml_node, read_text
 
 PACK_DIR = Path(__file__).resolve().parent / "pack"
 PACK_PATH = PACK_DIR / "sre-marathon.rules.yaml"

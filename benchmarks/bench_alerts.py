@@ -48,7 +48,7 @@ def simulate(app: str, minutes: float, seed: int) -> Simulator:
 
 
 def marathon(app: str, seed: int) -> None:
-    from engine.orchestrator import Orchestrator
+    from engine.run.orchestrator import Orchestrator
     from faults.schedule import generate
 
     run = Orchestrator(generate(app, seed, "marathon"))

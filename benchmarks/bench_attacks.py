@@ -32,10 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.bundle import seal, verify  # noqa: E402
-from engine.operators import make_operator  # noqa: E402
-from engine.orchestrator import Orchestrator  # noqa: E402
-from engine.replay import replay  # noqa: E402
+from engine.bundle.format import seal, verify  # noqa: E402
+from engine.operate.operators import make_operator  # noqa: E402
+from engine.run.orchestrator import Orchestrator  # noqa: E402
+from engine.run.replay import replay  # noqa: E402
 from faults.schedule import generate  # noqa: E402
 from faults.spec import load_catalog  # noqa: E402
 from tests.forgery import flip_first_failing_probe, forge  # noqa: E402

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.orchestrator import Orchestrator
+from engine.run.orchestrator import Orchestrator
 from engine.sim.k8s import EPOCH
 from faults.schedule import generate
 

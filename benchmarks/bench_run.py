@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.bundle import seal, verify
-from engine.operators import make_operator
-from engine.orchestrator import Orchestrator
+from engine.bundle.format import seal, verify
+from engine.operate.operators import make_operator
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 from scoring.cli import load_score
 

@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.bundle import open_bundle, seal
-from engine.events import Event
-from engine.operators import make_operator
-from engine.orchestrator import Orchestrator
+from engine.bundle.events import Event
+from engine.bundle.format import open_bundle, seal
+from engine.operate.operators import make_operator
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 from tui.app import MarathonApp
 from tui.screens.replay import ReplayScreen

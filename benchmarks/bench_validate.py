@@ -2,7 +2,7 @@
 
 Runs noop, oracle, runbook, one-per-fault and every scripted adversary on the same marathon
 schedules, scores them against the no-op counterfactual and prints the table and the verdict
-of the ranking checks (:mod:`engine.validate`), then the mean score per operator across the
+of the ranking checks (:mod:`engine.run.validate`), then the mean score per operator across the
 schedules and the wall time. CI runs the short-5 form of the same checks
 (``tests/test_validate.py``); this is the long form, too slow for CI (about 2-3 minutes per
 schedule on the development machine).
@@ -17,8 +17,8 @@ import statistics
 import sys
 import time
 
-from engine.appmodel import builtin_apps
-from engine.validate import format_validation, operators, validate
+from engine.apps.model import builtin_apps
+from engine.run.validate import format_validation, operators, validate
 
 
 def main() -> int:

@@ -19,18 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from alerts.live import add_prometheus_config_arguments
-from engine.appmodel import AppModelError, builtin_apps, load_app
-from engine.cli_app import add_import_arguments
-from engine.cli_bundle import add_keys_arguments, add_seal_arguments, add_verify_arguments
+from engine.apps.cli import add_import_arguments
+from engine.apps.model import AppModelError, builtin_apps, load_app
+from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
 from engine.cliargs import add_rules_argument, seed_arg, speed_arg
-from engine.llm.config import add_llm_arguments
+from engine.operate.llm.config import add_llm_arguments
 from engine.serve.cli import add_serve_arguments
 from scoring.cli import add_report_arguments, add_score_arguments
 from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
 
 if TYPE_CHECKING:
-    from engine.events import Event
-    from engine.orchestrator import Operator
+    from engine.bundle.events import Event
+    from engine.run.orchestrator import Operator
 
 DEFAULT_APP = "online-boutique"
 
@@ -188,13 +188,13 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a whole schedule headless and print what was injected and what the probes saw."""
-    from engine.orchestrator import Orchestrator
+    from engine.run.orchestrator import Orchestrator
     from faults.schedule import ScheduleError, generate, load_schedule
     from faults.spec import CatalogError
 
     try:
         sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
-        from engine.agents import operator_from_args
+        from engine.operate.agents import operator_from_args
 
         operator = operator_from_args(args)
         seed = args.seed if args.schedule is None else sched.seed
@@ -230,7 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run.close()
         print(f"\ninterrupted at run time {run.now / 60:.1f} min", file=sys.stderr)
         if run_dir is not None:
-            from engine.bundle import seal
+            from engine.bundle.format import seal
 
             bundle = seal(run_dir, recover=True)
             print(f"sealed the incomplete run: {bundle}", file=sys.stderr)
@@ -242,7 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"marathon: warning: {len(llm_failed)} of {len(llm_calls)} model calls failed (last: "
               f"{llm_failed[-1].payload['error']}); the agent acted without its model for those", file=sys.stderr)
     if run_dir is not None:
-        from engine.bundle import seal
+        from engine.bundle.format import seal
 
         bundle = seal(run_dir)
         print(f"sealed bundle: {bundle}  (score it: marathon score {bundle})")
@@ -296,19 +296,19 @@ def _fresh_run_dir(name: str) -> str:
 
 
 def make_operator(name: str) -> Operator:
-    """The built-in operator called ``name`` (see :mod:`engine.operators`).
+    """The built-in operator called ``name`` (see :mod:`engine.operate.operators`).
 
     Raises:
         ValueError: unknown operator.
     """
-    from engine.operators import make_operator as make
+    from engine.operate.operators import make_operator as make
 
     return make(name)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run noop, oracle, runbook, one-per-fault and every adversary on the same schedules; check the ranking."""
-    from engine.validate import format_validation, validate
+    from engine.run.validate import format_validation, validate
 
     if args.seeds < 1:
         print("marathon: --seeds must be at least 1", file=sys.stderr)

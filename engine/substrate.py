@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.appmodel import AppModel
+from engine.apps.model import AppModel
 
 OBJECT_KINDS = ("Node", "Deployment", "StatefulSet", "ReplicaSet", "Pod", "Service", "Event")
 

@@ -3,7 +3,7 @@
 Three trials per fault. The no-op and revert trials run here, each on a fresh simulation of
 the fault's app; the oracle trial runs through the real path -- the oracle operator acting
 through the tools and the policy layer, scored by the scorer -- in
-:func:`engine.validate.qualify_fault`:
+:func:`engine.run.validate.qualify_fault`:
 
 * **no-op** -- inject and leave alone: from the fault's onset (when the change is built
   and rolled out, or at once for runtime faults) its symptom probe must fail at every
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.appmodel import AppModel
+from engine.apps.model import AppModel
 from engine.sim.simulator import Simulator
 from engine.sim.source import build_seconds
 from faults.inject import finish_revert, inject, revert

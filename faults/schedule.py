@@ -71,8 +71,8 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.appmodel import AppModelError, load_app, source_root
-from engine.safeyaml import YamlInputError, read_yaml
+from engine.apps.model import AppModelError, load_app, source_root
+from engine.inputs.safeyaml import YamlInputError, read_yaml
 from engine.sim.simulator import CONFIG_SUFFIXES
 from engine.sim.source import build_seconds
 from faults import people
@@ -347,7 +347,7 @@ def load_schedule(path: str | Path) -> Schedule:
 
     Raises:
         ScheduleError: unreadable, not UTF-8, malformed YAML (alias bombs and duplicate keys
-            included: :mod:`engine.safeyaml`) or content; names the file and each problem.
+            included: :mod:`engine.inputs.safeyaml`) or content; names the file and each problem.
         FileNotFoundError: no such file.
     """
     try:

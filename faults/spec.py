@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.appmodel import MAX_REPLICAS, AppModel, Probe, Resources, load_app, source_root
-from engine.safeyaml import YamlInputError, read_yaml
+from engine.apps.model import MAX_REPLICAS, AppModel, Probe, Resources, load_app, source_root
+from engine.inputs.safeyaml import YamlInputError, read_yaml
 
 Category = Literal["code-bug", "configuration", "runtime", "infrastructure"]
 Subtype = Literal[

@@ -56,7 +56,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     Raises:
         ScoreError: not a bundle, not intact (without ``allow_unverified``), not a run.
     """
-    from engine.bundle import BundleError, open_bundle, verify
+    from engine.bundle.format import BundleError, open_bundle, verify
     from scoring.counterfactual import noop_counterfactual
     from scoring.score import score_events
 
@@ -103,7 +103,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
         score = score_events(events, app=model, counterfactual=noop, integrity=integrity, formula=formula)
     except (ValueError, KeyError) as exc:
         raise ScoreError(f"{path}: {exc}") from None
-    from engine.replay import replay_status
+    from engine.run.replay import replay_status
 
     score.replayed = replay_status(report.head)
     score.custom_schedule = not _generated_schedule(meta)
@@ -113,7 +113,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
 def _generated_schedule(meta: dict[str, Any]) -> bool:
     """Whether the run replayed the schedule this engine generates for its app, regime and seed
     (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart)."""
-    from engine.orchestrator import schedule_digest
+    from engine.run.orchestrator import schedule_digest
     from faults.schedule import dump_schedule, generate
 
     try:
@@ -130,9 +130,9 @@ def bundle_app_model(bundle: Any, path: str | Path) -> Any:
     Raises:
         ScoreError: the carried model does not load.
     """
-    from engine.appmodel import AppModelError, parse_app
-    from engine.orchestrator import APP_FILE
-    from engine.safeyaml import parse_yaml
+    from engine.apps.model import AppModelError, parse_app
+    from engine.inputs.safeyaml import parse_yaml
+    from engine.run.orchestrator import APP_FILE
 
     if APP_FILE not in bundle.names():
         return None
@@ -148,7 +148,7 @@ def bundle_counterfactual(bundle: Any, path: str | Path) -> Any:
     Raises:
         ScoreError: the carried counterfactual is malformed.
     """
-    from engine.sealinputs import COUNTERFACTUAL_FILE
+    from engine.run.sealinputs import COUNTERFACTUAL_FILE
     from scoring.counterfactual import Counterfactual
 
     if COUNTERFACTUAL_FILE not in bundle.names():
@@ -228,7 +228,7 @@ def _lenient_events(text: str) -> list:  # type: ignore[type-arg]
     """Every line of an events file that still parses as an event (for --allow-unverified)."""
     import json
 
-    from engine.events import Event
+    from engine.bundle.events import Event
 
     out = []
     for line in text.splitlines():

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.events import Event
+from engine.bundle.events import Event
 
 CACHE_VERSION = "2"
 
@@ -147,11 +147,11 @@ def cache_dir() -> Path:
 
 
 def code_digest() -> str:
-    """SHA-256 over the engine's code (:func:`engine.identity.code_sha256`: the simulator, the
+    """SHA-256 over the engine's code (:func:`engine.run.identity.code_sha256`: the simulator, the
     app models and their source trees, the fault catalogs, the orchestrator, the tools and the
     scorer), so the cache never outlives a code change: the no-op run's head hash, which the
     counterfactual's reference names, covers ``run.start``'s engine identity."""
-    from engine.identity import code_sha256
+    from engine.run.identity import code_sha256
 
     return code_sha256()
 
@@ -178,8 +178,8 @@ def noop_counterfactual(app: str, seed: int, schedule_text: str, *, use_cache: b
             pass  # a damaged cache entry is recomputed
     import yaml
 
-    from engine.appmodel import load_app
-    from engine.orchestrator import EVAL_INTERVAL_S, Orchestrator
+    from engine.apps.model import load_app
+    from engine.run.orchestrator import EVAL_INTERVAL_S, Orchestrator
     from faults.schedule import parse_schedule
 
     sched = parse_schedule(yaml.safe_load(schedule_text), "<bundle schedule>")

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.events import Event
+from engine.bundle.events import Event
 from scoring.leaderboard import format_faults
 from scoring.score import OUTCOMES, RunScore
 

@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engine.events import Event
+from engine.bundle.events import Event
 from scoring.attribution import FaultWindow, candidates
 from scoring.counterfactual import Counterfactual, route_violations, store_generations
 from scoring.gates import BLAST_TOLERANCE_SAMPLES, BLAST_TOLERANCE_SHARE, GATES, held_until
@@ -606,7 +606,7 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
     Raises:
         ValueError: no ``run.start`` event, or an unknown formula.
     """
-    from engine.appmodel import load_app
+    from engine.apps.model import load_app
 
     if formula not in FORMULAS:
         raise ValueError(f"unknown formula {formula!r}; formulas: {', '.join(FORMULAS)}")

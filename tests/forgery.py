@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.bundle import MANIFEST_FILE, open_bundle, seal
-from engine.events import GENESIS, Event, canonical
+from engine.bundle.events import GENESIS, Event, canonical
+from engine.bundle.format import MANIFEST_FILE, open_bundle, seal
 
 
 def unpack(bundle: str | Path, out_dir: Path) -> list[Event]:

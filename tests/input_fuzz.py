@@ -33,7 +33,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.events import GENESIS, Event, canonical
+from engine.bundle.events import GENESIS, Event, canonical
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path("/work/shared/data")
@@ -201,9 +201,9 @@ def make_run_dir(where: Path) -> Path:
 def targets(work: Path) -> dict[str, Target]:
     """Every loader with its seed files (``work``: a scratch directory for the bundle)."""
     from alerts.rules import RuleFileError, load_rule_file
-    from engine.appmodel import AppModelError, load_app_file
-    from engine.bundle import BundleError, open_bundle, seal
-    from engine.llm.config import LLMConfigError, load_llm_config
+    from engine.apps.model import AppModelError, load_app_file
+    from engine.bundle.format import BundleError, open_bundle, seal
+    from engine.operate.llm.config import LLMConfigError, load_llm_config
     from faults.schedule import ScheduleError, dump_schedule, generate, load_schedule
     from faults.spec import CatalogError, load_catalog
     from tui.keymap import KeymapError, load_keymap

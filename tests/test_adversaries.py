@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from alerts.history import AlertInstance
-from engine.events import Event
-from engine.operators import ADVERSARIES, BUILTIN, REFERENCE_OPERATORS, adversaries, make_operator
-from engine.orchestrator import Orchestrator
-from engine.policy import MAX_ACTS_PER_INVOCATION, MAX_ACTS_PER_WINDOW, WINDOW_S
-from engine.tools import COST_S, TOOLS, ToolResult
+from engine.bundle.events import Event
+from engine.operate.operators import ADVERSARIES, BUILTIN, REFERENCE_OPERATORS, adversaries, make_operator
+from engine.operate.policy import MAX_ACTS_PER_INVOCATION, MAX_ACTS_PER_WINDOW, WINDOW_S
+from engine.operate.tools import COST_S, TOOLS, ToolResult
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 from scoring.attribution import FaultWindow, candidates, workload_of
 

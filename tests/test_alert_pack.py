@@ -15,7 +15,7 @@ from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.promql import instant_query
 from alerts.promql.engine import SelectorNode, walk
 from alerts.rules import EXTENDED_PATH, PACK_PATH, PACKS, RuleFileError, load_pack, load_rule_text, pack_identity
-from engine.appmodel import builtin_apps, load_app
+from engine.apps.model import builtin_apps, load_app
 from engine.sim.effects import Effect
 from engine.sim.simulator import Simulator
 

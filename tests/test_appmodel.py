@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.appmodel import (
+from engine.apps.model import (
     AppModelError,
     builtin_app_path,
     builtin_apps,
@@ -21,7 +21,7 @@ from engine.appmodel import (
     parse_app,
     source_root,
 )
-from engine.quantity import format_cpu, format_memory, parse_quantity
+from engine.kubectl.quantity import format_cpu, format_memory, parse_quantity
 from engine.sim.calltree import static_profile
 
 APPS = ["astronomy-shop", "online-boutique", "train-ticket"]

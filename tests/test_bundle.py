@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import (
+from engine.bundle.cli import add_seal_arguments, add_verify_arguments, cmd_seal, cmd_verify
+from engine.bundle.events import GROUND_TRUTH_KINDS, Event, EventStream, verify_chain
+from engine.bundle.format import (
     BLOCK,
     MANIFEST_FILE,
     BundleError,
@@ -30,10 +32,8 @@ from engine.bundle import (
     seal,
     verify,
 )
-from engine.cli_bundle import add_seal_arguments, add_verify_arguments, cmd_seal, cmd_verify
-from engine.events import GROUND_TRUTH_KINDS, Event, EventStream, verify_chain
-from engine.orchestrator import Orchestrator
-from engine.recorder import EVENTS_FILE, RunRecorder
+from engine.run.orchestrator import Orchestrator
+from engine.run.recorder import EVENTS_FILE, RunRecorder
 from faults.schedule import generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -427,8 +427,8 @@ def test_a_broken_chain_is_never_repaired(ob_run: Path, tmp_path: Path) -> None:
 
 def test_kill_9_recovers_every_flushed_event(tmp_path: Path) -> None:
     """A wall-clock run killed with SIGKILL seals into a valid, incomplete bundle holding every
-    flushed event (the run records into its encrypted journal; :mod:`engine.journal`)."""
-    from engine.journal import JOURNAL_FILE, read_journal
+    flushed event (the run records into its encrypted journal; :mod:`engine.bundle.journal`)."""
+    from engine.bundle.journal import JOURNAL_FILE, read_journal
 
     run_dir = tmp_path / "killed"
     proc = subprocess.Popen(
@@ -541,7 +541,7 @@ def test_cli_functions_report_as_a_user_reads_them(tmp_path: Path, capsys: pytes
 
 
 def test_bundle_modules_stay_headless() -> None:
-    code = ("import sys, engine.bundle, engine.cli_bundle\n"
+    code = ("import sys, engine.bundle.format, engine.bundle.cli\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == ""

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import seal, verify
+from engine.bundle.format import seal, verify
 from engine.cli import main
-from engine.operators import make_operator
-from engine.orchestrator import Orchestrator
+from engine.operate.operators import make_operator
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 
 

@@ -1,4 +1,4 @@
-"""Tests of engine.importer against the real manifests in shared/data and the shipped app models.
+"""Tests of engine.apps.importer against the real manifests in shared/data and the shipped app models.
 
 The expected values come from ``shared/data/FACTS.md`` (sections 1-3), which was written from
 the same files; the model comparison checks ``engine/apps/*.yaml`` against what the importer
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from engine.appmodel import AppModelError, load_app_file, parse_app
-from engine.cli_app import add_import_arguments, cmd_app_import
-from engine.importer import ManifestImportError, dump_skeleton, import_manifests
+from engine.apps.cli import add_import_arguments, cmd_app_import
+from engine.apps.importer import ManifestImportError, dump_skeleton, import_manifests
+from engine.apps.model import AppModelError, load_app_file, parse_app
 
 APPS_DIR = Path(__file__).resolve().parents[1] / "engine" / "apps"
 

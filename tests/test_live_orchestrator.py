@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from alerts.rules import PACK_PATH
-from engine.orchestrator import Orchestrator
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import parse_schedule
 from faults.spec import load_catalog
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from scripted_llm import Reply, ScriptedLLM, completion, error, sre_policy, tool_call
 
-from engine.agents import make_agent
-from engine.bundle import open_bundle, seal
-from engine.events import Event
-from engine.llm.config import load_llm_config
-from engine.orchestrator import Orchestrator
+from engine.bundle.events import Event
+from engine.bundle.format import open_bundle, seal
+from engine.operate.agents import make_agent
+from engine.operate.llm.config import load_llm_config
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 
 PRICE = {"prompt": 2.5, "completion": 10.0}
@@ -201,7 +201,7 @@ def test_a_rejected_key_does_not_stop_the_run() -> None:
 def test_llm_rows_sit_beside_the_builtin_operators_on_the_leaderboard(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     from engine.cli import main
-    from engine.operators import make_operator
+    from engine.operate.operators import make_operator
 
     bundles = []
     for name in ("noop", "runbook"):

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from scripted_llm import Reply, ScriptedLLM, completion, error, tool_call
 
-from engine.llm.client import BudgetSpent, LLMClient, LLMUnavailable, Transcript
-from engine.llm.config import LLMConfig, LLMConfigError, add_llm_arguments, config_from_args, load_llm_config
+from engine.operate.llm.client import BudgetSpent, LLMClient, LLMUnavailable, Transcript
+from engine.operate.llm.config import LLMConfig, LLMConfigError, add_llm_arguments, config_from_args, load_llm_config
 
 MESSAGES = [{"role": "system", "content": "you are a test"}, {"role": "user", "content": "hello"}]
 TOOLS = [{"type": "function", "function": {"name": "get_alerts", "parameters": {"type": "object"}}}]
@@ -101,7 +101,7 @@ def test_yaml_file_and_errors_name_file_and_field(tmp_path: Path) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
         parser = argparse.ArgumentParser()
         add_llm_arguments(parser)
-        from engine.llm.config import parse_budget
+        from engine.operate.llm.config import parse_budget
 
         parse_budget("steps=many")
 
@@ -223,9 +223,9 @@ def test_missing_usage_is_estimated() -> None:
     assert payload["estimated"] is True and payload["prompt_tokens"] > 0 and payload["completion_tokens"] > 0
 
 
-@pytest.mark.parametrize("module", ["engine.llm.client", "engine.agents.react", "engine.agents.rag",
-                                    "engine.agents.orbit", "engine.serve.cli", "engine.serve.mcp_server",
-                                    "engine.serve.http_api"])
+@pytest.mark.parametrize("module", ["engine.operate.llm.client", "engine.operate.agents.react",
+                                    "engine.operate.agents.rag", "engine.operate.agents.orbit", "engine.serve.cli",
+                                    "engine.serve.mcp_server", "engine.serve.http_api"])
 def test_llm_and_serve_modules_stay_headless(module: str) -> None:
     code = (f"import importlib, sys\nimportlib.import_module({module!r})\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))))\n")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from engine.orchestrator import FaultRecord, Orchestrator
+from engine.run.orchestrator import FaultRecord, Orchestrator
 from engine.sim.source import build_seconds
 from faults.qualify import onset_seconds
 from faults.schedule import generate

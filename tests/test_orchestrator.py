@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.bundle.events import GROUND_TRUTH_KINDS, EventError, EventStream, verify_chain
 from engine.cli import main
-from engine.events import GROUND_TRUTH_KINDS, EventError, EventStream, verify_chain
-from engine.orchestrator import Orchestrator
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 
 
@@ -52,7 +52,7 @@ def test_every_scheduled_fault_is_injected_probed_and_reverted(short_run: tuple[
 def test_run_directory_holds_the_same_stream(short_run: tuple[Orchestrator, Path]) -> None:
     """While live the stream and schedule are in the encrypted journal; the same user reads
     them back (the seal decrypts them into events.jsonl and schedule.yaml)."""
-    from engine.journal import read_journal
+    from engine.bundle.journal import read_journal
 
     run, run_dir = short_run
     lines, side, torn = read_journal(run_dir)

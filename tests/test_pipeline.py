@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.orchestrator import Orchestrator, _add_comment
+from engine.run.orchestrator import Orchestrator, _add_comment
 from engine.sim.k8s import PodTemplate
 from engine.sim.simulator import Simulator
 from engine.sim.source import build_seconds

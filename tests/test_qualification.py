@@ -4,7 +4,7 @@ One test case per fault and trial, so the report shows exactly which fault is un
 no-op trial is judged twice: its probe fails at every sample, and an alert of the paper
 pack (SRE-Marathon Tables 4 and 6, the leaderboard default) attributable to the fault fires
 -- one the catalog lists in ``expected_alerts``, which names paper rules only. The oracle
-trial is the real path (:func:`engine.validate.qualify_fault`): the fault alone on a
+trial is the real path (:func:`engine.run.validate.qualify_fault`): the fault alone on a
 one-fault schedule, the oracle operator acting through the tools and the policy layer, the
 scorer judging it against the no-op run; it must earn every stage with no false declaration,
 no risky act and no noise incident, and its repair credit must fit in the shortest lifetime
@@ -18,8 +18,8 @@ from __future__ import annotations
 import pytest
 
 from alerts.rules import load_pack
-from engine.appmodel import load_app
-from engine.validate import qualify_fault
+from engine.apps.model import load_app
+from engine.run.validate import qualify_fault
 from faults.qualify import QUALIFYING_PACK, TrialResult, noop_trial, revert_trial, work_seconds
 from faults.schedule import REGIMES, lifetime
 from faults.spec import FaultSpec, load_catalog

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import seal, verify
-from engine.operators import make_operator
-from engine.orchestrator import Orchestrator
-from engine.replay import replay, replay_status
+from engine.bundle.format import seal, verify
+from engine.operate.operators import make_operator
+from engine.run.orchestrator import Orchestrator
+from engine.run.replay import replay, replay_status
 from faults.schedule import generate
 from tests.forgery import flip_first_failing_probe, forge
 from tui.human import HumanOperator
@@ -92,7 +92,7 @@ def test_edit_plus_reseal_verifies_but_does_not_replay(runbook_bundle: Path, tmp
 
 
 def test_forged_counterfactual_is_caught(runbook_bundle: Path, tmp_path: Path) -> None:
-    from engine.bundle import open_bundle
+    from engine.bundle.format import open_bundle
 
     doc = open_bundle(runbook_bundle).read_json("counterfactual.json")
     doc["probes"] = {k: [[t, True] for t, _ in v] for k, v in doc["probes"].items()}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import seal
+from engine.bundle.format import seal
 from engine.cli import main
-from engine.operators import make_operator
-from engine.orchestrator import Orchestrator
+from engine.operate.operators import make_operator
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 
 

@@ -46,7 +46,7 @@ def test_a_marathon_has_dozens_of_overlapping_faults(app: str) -> None:
 @pytest.mark.parametrize("regime", REGIMES)
 def test_every_fault_lives_long_enough_to_be_worked_on(app: str, regime: str) -> None:
     """Issue 11: a perfect operator can earn every stage of every fault before its revert."""
-    from engine.appmodel import load_app
+    from engine.apps.model import load_app
     from faults.qualify import work_seconds
     from faults.schedule import LIFE_MARGIN_S, ZONE_OUTAGE_MAX_LIFE_S
 
@@ -62,7 +62,7 @@ def test_every_fault_lives_long_enough_to_be_worked_on(app: str, regime: str) ->
 
 @pytest.mark.parametrize("app", APPS)
 def test_benign_changes_and_zone_outages_never_undo_or_hide_a_fault(app: str) -> None:
-    from engine.appmodel import load_app
+    from engine.apps.model import load_app
     from faults.qualify import onset_seconds
     from faults.schedule import PROCESS_MECHANISMS
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import seal
-from engine.operators import make_operator
-from engine.operators.oracle import OracleOperator
-from engine.orchestrator import Invocation, Operator, Orchestrator
+from engine.bundle.format import seal
+from engine.operate.operators import make_operator
+from engine.operate.operators.oracle import OracleOperator
+from engine.run.orchestrator import Invocation, Operator, Orchestrator
 from faults.schedule import Schedule, generate, parse_schedule
 from faults.spec import load_catalog
 from scoring.cli import load_score
@@ -24,7 +24,7 @@ APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
 def sequential(app: str, n: int = 5, gap: int = 60, seed: int = 1) -> Schedule:
     """A qualified schedule without overlap: n catalog faults one after another, so no fault
     can mask another's symptom (the oracle's reference setting)."""
-    from engine.appmodel import load_app
+    from engine.apps.model import load_app
     from faults.qualify import onset_seconds
 
     model = load_app(app)

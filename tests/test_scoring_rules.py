@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from engine.appmodel import load_app
-from engine.events import Event, EventStream
+from engine.apps.model import load_app
+from engine.bundle.events import Event, EventStream
 from scoring.counterfactual import Counterfactual
 from scoring.gates import MIN_SOAK_S, SOAK_S, held_until, soak_complete_at, soak_end
 from scoring.score import FORMULA_V1, FORMULA_V2, score_events

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from engine.bundle import open_bundle
-from engine.operators import make_operator
-from engine.orchestrator import Orchestrator
+from engine.bundle.format import open_bundle
+from engine.operate.operators import make_operator
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 from scoring.cli import load_score
 
@@ -59,7 +59,7 @@ def _score(bundle: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
-    from engine.bundle import seal
+    from engine.bundle.format import seal
 
     run_dir = tmp_path_factory.mktemp("ref") / "oracle"
     run = Orchestrator(generate(APP, SEED, REGIME), operator=make_operator("oracle"), run_dir=run_dir)
@@ -216,7 +216,7 @@ def test_an_unresponsive_agent_is_timed_out(server: Any) -> None:
 async def _drive_mcp(client: Any, calls: dict[int, list[tuple[str, dict[str, Any]]]]) -> dict[str, Any]:
     listed = await client.list_tools()
     names = {t.name for t in listed.tools}
-    from engine.tools import TOOLS
+    from engine.operate.tools import TOOLS
 
     assert names >= set(TOOLS) | {"next_invocation", "end_invocation", "report_usage"}
     early = await client.call_tool("get_alerts", {})
@@ -287,7 +287,7 @@ def test_mcp_stdio_replay_scores_like_the_builtin_operator(tmp_path: Path, refer
 def test_sigterm_seals_an_incomplete_bundle(server: Any) -> None:
     import signal
 
-    from engine.bundle import verify
+    from engine.bundle.format import verify
 
     proc, ready, run_dir = server("--mcp", "none", "--no-wait")
     deadline = time.monotonic() + 30
@@ -372,7 +372,7 @@ def test_a_signal_seals_the_run_within_seconds(server: Any, signame: str, flags:
     """Wall-clock mode (the engine sleeps between slices) and an open invocation both stop promptly."""
     import signal
 
-    from engine.bundle import verify
+    from engine.bundle.format import verify
 
     proc, ready, run_dir = server("--mcp", "none", "--no-wait", *flags)
     base = ready["http"]

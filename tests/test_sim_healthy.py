@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from engine.appmodel import load_app
+from engine.apps.model import load_app
 from engine.sim.calltree import compile_forest
 from engine.sim.simulator import Simulator
 from engine.sim.traffic import BACKGROUND_ERROR

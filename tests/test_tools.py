@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from engine.orchestrator import Invocation, Orchestrator
-from engine.tools import TOOLS, tool_schemas
+from engine.operate.tools import TOOLS, tool_schemas
+from engine.run.orchestrator import Invocation, Orchestrator
 from faults.schedule import generate
 
 ACT_CALLS: dict[str, dict[str, Any]] = {

@@ -3,7 +3,7 @@
 Thousands of malformed calls -- every tool x every argument x hostile values (NaN, Inf,
 huge integers, lone surrogates, control characters, 10 MB strings, deep nesting, wrong
 types, unknown keys, JSON text, non-objects, markers) and hypothesis-generated values --
-go to a real :class:`~engine.tools.ToolBox` on a short run. None may raise; each returns an
+go to a real :class:`~engine.operate.tools.ToolBox` on a short run. None may raise; each returns an
 error or a result and is recorded; the run still emits and seals. Recorded arguments are
 bounded, and every recorded call, issued again on an identical run, records the same
 ``tool.call`` payload (the replay contract ``verify --replay`` relies on).
@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.events import canonical
-from engine.orchestrator import Orchestrator
-from engine.toolargs import MARKER_KEY, MAX_ARGS_BYTES, bound_arguments, is_marker, marker
-from engine.tools import TOOLS, ToolBox
+from engine.bundle.events import canonical
+from engine.operate.toolargs import MARKER_KEY, MAX_ARGS_BYTES, bound_arguments, is_marker, marker
+from engine.operate.tools import TOOLS, ToolBox
+from engine.run.orchestrator import Orchestrator
 from faults.schedule import generate
 
 SCHEDULE = ("online-boutique", 3, "short-5")
@@ -139,7 +139,7 @@ def _tool_payloads(run: Orchestrator, since: int = 0) -> list[dict[str, Any]]:
 
 
 def test_thousands_of_malformed_calls_never_raise_and_the_run_still_seals(tmp_path: Path) -> None:
-    from engine.bundle import seal, verify
+    from engine.bundle.format import seal, verify
 
     run = _run(tmp_path / "fuzz")
     run.tools.spend_time = False
@@ -171,7 +171,7 @@ def test_thousands_of_malformed_calls_never_raise_and_the_run_still_seals(tmp_pa
 
 
 def test_ten_mb_calls_keep_the_bundle_honest_sized(tmp_path: Path) -> None:
-    from engine.bundle import seal
+    from engine.bundle.format import seal
 
     sizes = {}
     for label, hostile in (("honest", False), ("hostile", True)):

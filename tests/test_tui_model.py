@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.bundle import open_bundle
-from engine.events import Event
+from engine.bundle.events import Event
+from engine.bundle.format import open_bundle
 from scoring.score import score_events
 from tui.model import RunModel, changed_metrics, fmt_clock, parse_clock, service_state
 from tui.scorecalc import Scorer, stage_success_series, stage_times, stages_reached

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.notifications import Notify
 from textual.widgets import Button, Input, Select, SelectionList
 
-from engine.bundle import open_bundle, verify
+from engine.bundle.format import open_bundle, verify
 from scoring.score import score_events
 from tui.app import MarathonApp
 from tui.messages import RunFinished, ScoreComputed, ToolDone

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from textual.message import Message
 
-from engine.bundle import open_bundle
+from engine.bundle.format import open_bundle
 from scoring.score import score_events
 from tui.app import MarathonApp
 from tui.messages import BundleLoaded, ScoreComputed

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import verify
+from engine.bundle.format import verify
 
 
 def watch_command() -> list[str]:

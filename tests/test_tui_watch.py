@@ -16,8 +16,8 @@ import pytest
 from textual.message import Message
 from textual.notifications import Notify
 
-from engine.bundle import open_bundle, verify
-from engine.operators import make_operator
+from engine.bundle.format import open_bundle, verify
+from engine.operate.operators import make_operator
 from scoring.score import score_events
 from tui.app import MarathonApp
 from tui.messages import PanesRefreshed, RunFinished, ScoreComputed

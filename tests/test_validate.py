@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.validate import CHECKS, Validation, format_validation, validate
+from engine.run.validate import CHECKS, Validation, format_validation, validate
 
 APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
 
@@ -28,7 +28,7 @@ def test_every_ranking_check_passes(validation: Validation) -> None:
 
 
 def test_the_table_has_every_operator_once(validation: Validation) -> None:
-    from engine.validate import operators
+    from engine.run.validate import operators
 
     assert [r.operator for r in validation.rows] == list(operators())
     oracle = next(r for r in validation.rows if r.operator == "oracle")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cliargs import add_rules_argument, seed_arg
-from engine.llm.config import add_llm_arguments
+from engine.operate.llm.config import add_llm_arguments
 
 DEFAULT_APP = "online-boutique"
 DEFAULT_SEED = 1
@@ -154,7 +154,7 @@ def build_watch(args: argparse.Namespace) -> Any:
         _wait_for_dir(Path(args.follow), FOLLOW_WAIT_S)
         tail = FollowTail(args.follow)
         return MarathonApp(lambda: WatchScreen(follow=tail), keymap=keymap)
-    from engine.agents import operator_from_args
+    from engine.operate.agents import operator_from_args
 
     sched = _schedule(args)
     operator = operator_from_args(args)
@@ -196,7 +196,7 @@ def build_replay(args: argparse.Namespace) -> Any:
     Raises:
         FileNotFoundError: no such bundle; ValueError: a bad ``--at``.
     """
-    from engine.bundle import BundleError
+    from engine.bundle.format import BundleError
     from tui.app import MarathonApp
     from tui.model import parse_clock
     from tui.screens.replay import ReplayScreen

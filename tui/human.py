@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.orchestrator import Invocation
+    from engine.run.orchestrator import Invocation
 
 HUMAN = "human"
 PRACTICE = "human-practice"

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.message import Message
 
-from engine.tools import ToolResult
+from engine.operate.tools import ToolResult
 from tui.scorecalc import ScoreResult
 from tui.seek import ReplayIndex
 from tui.session import LoadedBundle, SealOutcome

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.events import Event
+from engine.bundle.events import Event
 from scoring.attribution import workload_of
 
 SPARK_SAMPLES = 48

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.events import Event
+from engine.bundle.events import Event
 from scoring.counterfactual import Counterfactual
 from scoring.score import RunScore, score_events
 
@@ -133,7 +133,7 @@ class Scorer:
             return None
         name = str(events[0].payload.get("app"))
         if self._app_name != name:
-            from engine.appmodel import load_app
+            from engine.apps.model import load_app
 
             self._app = load_app(name)
             self._app_name = name

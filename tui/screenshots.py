@@ -30,7 +30,7 @@ from typing import Any
 from textual.app import App
 from textual.pilot import Pilot
 
-from engine.tools import ToolResult
+from engine.operate.tools import ToolResult
 from tui.app import MarathonApp
 from tui.human import HumanOperator
 from tui.messages import ToolDone
@@ -67,7 +67,7 @@ def _app(make: Callable[[], Any]) -> MarathonApp:
 
 def watch_app(t: float = 480.0) -> MarathonApp:
     """``marathon watch`` of the runbook agent, stopped at run time ``t``."""
-    from engine.operators import make_operator
+    from engine.operate.operators import make_operator
 
     session = LiveSession(schedule(), operator=make_operator("runbook"), speed=None)
     session.advance_to(t)
@@ -151,9 +151,9 @@ async def show_scripted_output(pilot: Pilot[Any]) -> None:
 
 def make_bundle(directory: Path) -> Path:
     """Record and seal the runbook's run of the fixed schedule into ``directory``; the bundle path."""
-    from engine.bundle import seal
-    from engine.operators import make_operator
-    from engine.orchestrator import Orchestrator
+    from engine.bundle.format import seal
+    from engine.operate.operators import make_operator
+    from engine.run.orchestrator import Orchestrator
 
     run_dir = directory / f"{APP}-{REGIME}-seed{SEED}-runbook"
     run = Orchestrator(schedule(), seed=SEED, operator=make_operator("runbook"), run_dir=run_dir)

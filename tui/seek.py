@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from engine.events import Event
+from engine.bundle.events import Event
 from tui.model import RunModel
 
 KEYFRAME_EVERY = 200

@@ -3,7 +3,7 @@
 Nothing here imports ``textual``: the screens drive these from workers (threads) and
 drain their :class:`EventFeed` on the UI's refresh cycle.
 
-* :class:`LiveSession` hosts an :class:`~engine.orchestrator.Orchestrator` in-process:
+* :class:`LiveSession` hosts an :class:`~engine.run.orchestrator.Orchestrator` in-process:
   paced on the virtual clock (as fast as possible) or a wall clock at a speed, pausable,
   with tool calls from another thread serialised with the run loop by ``run.lock``. It
   records into a run directory and seals it into a bundle at the end (or, when stopped
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.events import Event
-from engine.orchestrator import Operator, Orchestrator
-from engine.recorder import EVENTS_FILE
-from engine.tools import ToolResult
+from engine.bundle.events import Event
+from engine.operate.tools import ToolResult
+from engine.run.orchestrator import Operator, Orchestrator
+from engine.run.recorder import EVENTS_FILE
 from faults.schedule import Schedule
 
 MAX_SLICE_S = 15.0
@@ -244,7 +244,7 @@ class LiveSession:
         if self.run_dir is None:
             self._closed = SealOutcome(None, self.run.finished)
             return self._closed
-        from engine.bundle import BundleError, NotARunError, seal
+        from engine.bundle.format import BundleError, NotARunError, seal
 
         try:
             bundle = seal(self.run_dir, recover=not self.run.finished)
@@ -274,7 +274,7 @@ class FollowTail:
         self._offset = 0
         self._partial = b""
         self._seen = 0
-        from engine.journal import JournalTail
+        from engine.bundle.journal import JournalTail
 
         self._journal = JournalTail(self.dir)
         self.sealed = False
@@ -282,13 +282,13 @@ class FollowTail:
 
     def poll(self) -> list[Event]:
         """The events appended since the last poll: from the encrypted journal while the run
-        records into one (:mod:`engine.journal`), then from ``events.jsonl`` once it is sealed
+        records into one (:mod:`engine.bundle.journal`), then from ``events.jsonl`` once it is sealed
         (skipping the events already read).
 
         Raises:
             ValueError: a line that is not an event, or a journal that cannot be read.
         """
-        from engine.journal import has_journal
+        from engine.bundle.journal import has_journal
 
         if has_journal(self.dir) and not self.path.is_file():
             data = self._journal.poll()
@@ -352,9 +352,9 @@ def load_bundle(path: str | Path) -> LoadedBundle:
     integrity note shown in the header.
 
     Raises:
-        engine.bundle.NotARunError, engine.bundle.BundleError: not a readable run.
+        engine.bundle.format.NotARunError, engine.bundle.format.BundleError: not a readable run.
     """
-    from engine.bundle import BundleError, open_bundle, verify
+    from engine.bundle.format import BundleError, open_bundle, verify
 
     report = verify(path)
     bundle = open_bundle(path)

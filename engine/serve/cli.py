@@ -117,7 +117,7 @@ class _Engine(threading.Thread):
 
     def _seal(self, error: str | None, *, detach: bool = False) -> bool:
         """Close the recorder and seal the run once; tell the hub. False if another thread is sealing."""
-        from engine.bundle import BundleError, seal
+        from engine.bundle.format import BundleError, seal
 
         if not self._seal_lock.acquire(timeout=0 if detach else 60):
             return False
@@ -276,7 +276,7 @@ async def _serve_stdio(server: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve one marathon to an external agent (module docstring); returns the exit status."""
-    from engine.orchestrator import Orchestrator
+    from engine.run.orchestrator import Orchestrator
     from faults.schedule import ScheduleError, generate, load_schedule
     from faults.spec import CatalogError
 

@@ -10,7 +10,7 @@ are JSON; errors are ``{"error": message}`` with a fitting status.
                                             ``{"invocation": {...} | null, "finished": bool}``;
                                             after the run also ``bundle``, ``complete``
 ``POST /v1/invocations/{n}/tools/{tool}``   body ``{"args": {...}, "tokens": 0}``: the
-                                            :class:`~engine.tools.ToolResult` as ``ok``,
+                                            :class:`~engine.operate.tools.ToolResult` as ``ok``,
                                             ``output``, ``error``, ``denied``, ``data``,
                                             ``text`` and ``t`` (run time of the answer, s)
 ``POST /v1/invocations/{n}/usage``          body ``{"model", "prompt_tokens",
@@ -39,9 +39,9 @@ from typing import Any
 
 from aiohttp import web
 
+from engine.operate.toolargs import MAX_TOKENS
+from engine.operate.tools import tool_schemas
 from engine.serve.hub import MAX_POLL_S, AgentHub, HubError
-from engine.toolargs import MAX_TOKENS
-from engine.tools import tool_schemas
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 CALL_TIMEOUT_S = 600.0

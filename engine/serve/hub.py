@@ -6,7 +6,7 @@ invokes :class:`ExternalOperator`, which publishes the invocation on the
 arrival order, until the agent says it is done or :attr:`AgentHub.invocation_timeout_s`
 wall seconds pass. Run time does not move while the agent thinks; only its tool calls
 cost modeled run time, exactly as for a built-in operator (the calls go through the same
-:class:`~engine.tools.ToolBox` and policy layer and are recorded as ``tool.call``
+:class:`~engine.operate.tools.ToolBox` and policy layer and are recorded as ``tool.call``
 events).
 
 Server threads (HTTP, MCP) talk to the hub only through :meth:`AgentHub.next_invocation`
@@ -26,10 +26,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.toolargs import printable
+from engine.operate.toolargs import printable
 
 if TYPE_CHECKING:
-    from engine.orchestrator import Invocation
+    from engine.run.orchestrator import Invocation
 
 DEFAULT_INVOCATION_TIMEOUT_S = 300.0
 """Wall seconds an external agent has to finish one invocation before the engine ends it."""
@@ -234,7 +234,7 @@ class AgentHub:
             raise HubError(400, f"usage over the limits of one model call: tokens <= {MAX_USAGE_TOKENS:,}, cost_usd <= "
                                 f"{MAX_USAGE_COST_USD:g}, latency_s <= {MAX_USAGE_LATENCY_S:g}")
         model = printable(str(p.get("model", "unknown"))[:200])
-        from engine.llm.client import usage_payload  # the openai SDK loads only when usage is reported
+        from engine.operate.llm.client import usage_payload  # the openai SDK loads only when usage is reported
 
         inv.tools.run.emit("llm.call", usage_payload(model=model, prompt_tokens=prompt, completion_tokens=completion,
                                                      cost_usd=cost, latency_s=latency, operator=inv.tools.operator,

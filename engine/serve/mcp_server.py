@@ -1,6 +1,6 @@
 """The MCP face of ``marathon serve`` (the official ``mcp`` SDK, low-level server).
 
-Tools offered: every operator tool of :data:`engine.tools.TOOLS` with its JSON Schema, plus
+Tools offered: every operator tool of :data:`engine.operate.tools.TOOLS` with its JSON Schema, plus
 three control tools:
 
 * ``next_invocation(timeout_s=30)`` -- wait for the engine's next invocation; returns its
@@ -33,8 +33,8 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
+from engine.operate.tools import TOOLS
 from engine.serve.hub import AgentHub, HubError
-from engine.tools import TOOLS
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

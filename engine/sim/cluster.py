@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.appmodel import AppModel, Probe, Service
-from engine.quantity import parse_quantity
+from engine.apps.model import AppModel, Probe, Service
+from engine.kubectl.quantity import parse_quantity
 from engine.sim.effects import Effect
 from engine.sim.k8s import (
     Condition,

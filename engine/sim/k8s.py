@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engine.appmodel import Probe, Resources
-from engine.quantity import format_cpu, format_memory
+from engine.apps.model import Probe, Resources
+from engine.kubectl.quantity import format_cpu, format_memory
 
 EPOCH = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
 """Wall-clock time of run time 0 in the simulated cluster (a Monday morning, UTC)."""

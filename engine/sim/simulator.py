@@ -30,8 +30,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from engine.appmodel import AppModel, Probe, Resources, Service, load_app, source_root
-from engine.quantity import parse_quantity
+from engine.apps.model import AppModel, Probe, Resources, Service, load_app, source_root
+from engine.kubectl.quantity import parse_quantity
 from engine.sim.calltree import compile_forest, pod_cpu_cores
 from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.appmodel import AppModel
+from engine.apps.model import AppModel
 from engine.sim.calltree import CallForest
 from engine.sim.series import SeriesRegistry
 

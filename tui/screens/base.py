@@ -26,7 +26,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from engine.events import Event
+from engine.bundle.events import Event
 from tui.messages import PanesRefreshed, ScoreComputed
 from tui.model import RunModel
 from tui.scorecalc import Scorer, ScoreResult, StageTimes

@@ -1,6 +1,6 @@
 """Dialogs: tool forms, the confirmation of an act, help, jump, seek.
 
-* :class:`ToolForm` is built from a tool's typed arguments (:data:`engine.tools.TOOLS`):
+* :class:`ToolForm` is built from a tool's typed arguments (:data:`engine.operate.tools.TOOLS`):
   choices become selects, the alerts of an incident a checklist, services and incidents
   pick lists, diffs and notes text areas. It validates with the tool's own pydantic
   model before anything is sent, so the form and the agents' JSON Schema never disagree.
@@ -42,7 +42,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
-from engine.tools import TOOLS
+from engine.operate.tools import TOOLS
 from tui.model import parse_clock
 from tui.widgets.output import call_text
 

@@ -30,8 +30,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.worker import Worker, get_current_worker
 
-from engine.events import Event
-from engine.tools import TOOLS
+from engine.bundle.events import Event
+from engine.operate.tools import TOOLS
 from tui.messages import RunFinished, ScoreComputed, ToolDone
 from tui.model import fmt_clock
 from tui.screens.base import RunScreen

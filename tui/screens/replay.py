@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.worker import Worker
 
-from engine.events import Event
+from engine.bundle.events import Event
 from tui.messages import BundleLoaded
 from tui.model import fmt_clock
 from tui.scorecalc import ScoreResult

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.worker import Worker, get_current_worker
 
-from engine.events import Event
+from engine.bundle.events import Event
 from tui.messages import FollowEnded, RunFinished
 from tui.screens.base import RunScreen
 from tui.session import EventFeed, FollowTail, LiveSession

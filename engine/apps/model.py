@@ -1,0 +1,504 @@
+"""Application models: one YAML file per application, validated on load.
+
+An app model describes what the embedded cluster runs: the services with their
+language, image, ports, replicas, resources, probes and environment; the operations
+each service serves with their cost and the calls they make downstream (the call
+trees); the entry routes that the load generator drives, with their share of traffic;
+and the stateful stores. The shipped models live in ``engine/apps/*.yaml`` and were
+written from the real manifests and facts in ``shared/data`` (see each file's
+``provenance``).
+
+Loading raises :class:`AppModelError` whose message names the file, the field (as a
+dotted path such as ``services[3].operations[0].calls[1].operation``) and what is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from engine.inputs.safeyaml import YamlInputError, read_yaml
+from engine.kubectl.quantity import parse_quantity
+
+APPS_PACKAGE = "engine.apps"
+
+_DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+Role = Literal["app", "store", "loadgenerator", "monitoring"]
+"""What a workload is for. Only ``app`` and ``store`` workloads are part of the
+application that operators may act on; ``loadgenerator`` and ``monitoring`` are not."""
+
+Language = Literal[
+    "go",
+    "java",
+    "kotlin",
+    "csharp",
+    "nodejs",
+    "typescript",
+    "python",
+    "cpp",
+    "ruby",
+    "php",
+    "rust",
+    "elixir",
+    "envoy",
+    "nginx",
+    "redis",
+    "valkey",
+    "mongodb",
+    "mysql",
+    "postgresql",
+    "kafka",
+    "opensearch",
+]
+
+
+MAX_REPLICAS = 100
+"""Most replicas a workload may ask for (the shipped apps run 1 or 2): more is a typo that
+would have the simulator schedule that many pods."""
+MAX_NODES_PER_ZONE = 50
+
+
+class _Strict(BaseModel):
+    # strict: YAML already types its scalars, so "3" is not an int nor "false" a bool.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True, allow_inf_nan=False)
+
+
+def _check_quantity(value: Any) -> str:
+    text = str(value)
+    parse_quantity(text)
+    return text
+
+
+QuantityStr = Annotated[str, Field(description="Kubernetes quantity, e.g. '100m' or '64Mi'")]
+
+
+class ResourceList(_Strict):
+    cpu: QuantityStr | None = None
+    memory: QuantityStr | None = None
+
+    @field_validator("cpu", "memory", mode="before")
+    @classmethod
+    def _quantity(cls, value: Any) -> Any:
+        return None if value is None else _check_quantity(value)
+
+    def cpu_cores(self) -> float | None:
+        """CPU in cores, or None when unset."""
+        return None if self.cpu is None else parse_quantity(self.cpu)
+
+    def memory_bytes(self) -> float | None:
+        """Memory in bytes, or None when unset."""
+        return None if self.memory is None else parse_quantity(self.memory)
+
+
+class Resources(_Strict):
+    requests: ResourceList = ResourceList()
+    limits: ResourceList = ResourceList()
+
+
+class Probe(_Strict):
+    """A Kubernetes readiness or liveness probe, with the kubelet's defaults."""
+
+    type: Literal["http", "grpc", "tcp", "exec"]
+    port: int | None = Field(default=None, ge=1, le=65535)
+    path: str | None = None
+    initial_delay_s: float = Field(default=0, ge=0)
+    period_s: float = Field(default=10, gt=0)
+    timeout_s: float = Field(default=1, gt=0)
+    failure_threshold: int = Field(default=3, ge=1)
+
+
+class Dependency(_Strict):
+    """A downstream service this service connects to, and the env var holding its address."""
+
+    service: str
+    env: str | None = Field(default=None, description="env var whose value is the address, e.g. CART_SERVICE_ADDR")
+
+
+class Call(_Strict):
+    """One downstream call made while serving an operation."""
+
+    service: str
+    operation: str
+    times: float = Field(default=1.0, gt=0, description="expected calls per invocation (may be fractional)")
+    optional: bool = Field(default=False, description="the caller tolerates this call failing")
+    is_async: bool = Field(
+        default=False,
+        alias="async",
+        description="fire-and-forget (e.g. through Kafka): neither its latency nor its failure reaches the caller",
+    )
+    timeout_s: float | None = Field(default=None, gt=0, description="the caller's deadline for this call, seconds")
+
+
+class Operation(_Strict):
+    """An endpoint a service serves (an HTTP route or an RPC method)."""
+
+    name: str = Field(description="'GET /cart' for HTTP, '/hipstershop.CartService/GetCart' for gRPC")
+    method: str = "POST"
+    cpu_ms: float = Field(gt=0, description="CPU time per request, milliseconds")
+    latency_ms: float = Field(gt=0, description="median own processing time, excluding downstream calls, ms")
+    latency_sigma: float = Field(default=0.35, gt=0, le=2, description="log-normal shape of the own latency")
+    handler: str | None = Field(default=None, description="'path/in/source:function' that implements it")
+    calls: tuple[Call, ...] = Field(default=(), strict=False)
+
+
+class Store(_Strict):
+    """A stateful store and whether its data survives a pod restart."""
+
+    engine: Literal["redis", "valkey", "mongodb", "mysql", "postgresql", "kafka"]
+    persistent: bool = Field(
+        description="False when the data lives in the pod (emptyDir or memory) and a restart loses it"
+    )
+
+
+class Service(_Strict):
+    """One workload (Deployment or StatefulSet) with its ClusterIP Service."""
+
+    name: str = Field(pattern=_DNS_LABEL)
+    role: Role = "app"
+    workload: Literal["Deployment", "StatefulSet"] = "Deployment"
+    language: Language
+    image: str
+    container: str = Field(default="server", pattern=_DNS_LABEL)
+    port: int | None = Field(default=None, ge=1, le=65535, description="container port")
+    service_port: int | None = Field(default=None, ge=1, le=65535, description="ClusterIP Service port")
+    protocol: Literal["http", "grpc", "tcp", "kafka"] = "grpc"
+    replicas: int = Field(default=1, ge=0, le=MAX_REPLICAS)
+    resources: Resources = Resources()
+    readiness_probe: Probe | None = None
+    liveness_probe: Probe | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    dependencies: tuple[Dependency, ...] = Field(default=(), strict=False)
+    startup_s: float = Field(default=5.0, ge=0, le=3600, description="container start to serving, seconds")
+    memory_idle: QuantityStr = Field(default="64Mi", description="working set of an idle container")
+    operations: tuple[Operation, ...] = Field(default=(), strict=False)
+    store: Store | None = None
+
+    @field_validator("memory_idle", mode="before")
+    @classmethod
+    def _quantity(cls, value: Any) -> Any:
+        return _check_quantity(value)
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_strings(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items()}
+        return value
+
+    def operation(self, name: str) -> Operation:
+        """Return the operation called ``name``.
+
+        Raises:
+            KeyError: no such operation.
+        """
+        for op in self.operations:
+            if op.name == name:
+                return op
+        raise KeyError(f"{self.name} has no operation {name!r}")
+
+    @property
+    def in_application(self) -> bool:
+        """True for workloads operators may act on (role ``app`` or ``store``)."""
+        return self.role in ("app", "store")
+
+
+class ClusterSpec(_Strict):
+    """Nodes of the simulated cluster: two zones, identical nodes."""
+
+    zones: tuple[str, str] = Field(default=("zone-a", "zone-b"), strict=False)
+    nodes_per_zone: int = Field(default=2, ge=1, le=MAX_NODES_PER_ZONE)
+    node_cpu: QuantityStr = "8"
+    node_memory: QuantityStr = "32Gi"
+
+
+class LoadSpec(_Strict):
+    """The load generator: a base request rate with a slow diurnal-style swing."""
+
+    generator: str = Field(description="name of the load-generator workload")
+    base_rps: float = Field(gt=0, description="mean entry requests per second")
+    swing: float = Field(default=0.15, ge=0, lt=1, description="relative amplitude of the slow sine swing")
+    period_s: float = Field(default=3600.0, gt=0, description="period of the swing, seconds")
+
+
+class EntryRef(_Strict):
+    service: str
+    operation: str
+
+
+class RouteSLO(_Strict):
+    """User-facing objective of one entry route (used by degradation scoring)."""
+
+    latency_p95_ms: float = Field(gt=0)
+    error_share: float = Field(default=0.01, gt=0, lt=1)
+
+
+class Route(_Strict):
+    """An entry route the load generator drives, with its share of the traffic."""
+
+    name: str = Field(pattern=_DNS_LABEL)
+    title: str
+    method: str
+    path: str
+    share: float = Field(gt=0, le=1)
+    entry: EntryRef
+    slo: RouteSLO
+
+
+class AppModel(_Strict):
+    """A whole application: see the module docstring."""
+
+    name: str = Field(pattern=_DNS_LABEL)
+    title: str
+    namespace: str = Field(pattern=_DNS_LABEL)
+    description: str = ""
+    provenance: tuple[str, ...] = Field(default=(), strict=False)
+    cluster: ClusterSpec = ClusterSpec()
+    load: LoadSpec
+    services: tuple[Service, ...] = Field(strict=False)  # YAML lists; their items stay strict
+    routes: tuple[Route, ...] = Field(strict=False)
+
+    def service(self, name: str) -> Service:
+        """Return the service called ``name``.
+
+        Raises:
+            KeyError: no such service.
+        """
+        for svc in self.services:
+            if svc.name == name:
+                return svc
+        raise KeyError(f"{self.name} has no service {name!r}")
+
+    def service_names(self) -> list[str]:
+        return [svc.name for svc in self.services]
+
+    def edges(self) -> list[tuple[str, str]]:
+        """Distinct (caller, callee) service pairs over all operations, in file order."""
+        seen: dict[tuple[str, str], None] = {}
+        for svc in self.services:
+            for op in svc.operations:
+                for call in op.calls:
+                    seen.setdefault((svc.name, call.service), None)
+        return list(seen)
+
+    def walk(self, service: str, operation: str) -> Iterator[tuple[int, str, Operation, Call | None]]:
+        """Depth-first walk of the call tree under one operation.
+
+        Yields:
+            (depth, service name, operation, the call that reached it or None at the root).
+        """
+        stack: list[tuple[int, str, str, Call | None]] = [(0, service, operation, None)]
+        while stack:
+            depth, svc_name, op_name, call = stack.pop()
+            op = self.service(svc_name).operation(op_name)
+            yield depth, svc_name, op, call
+            for child in reversed(op.calls):
+                stack.append((depth + 1, child.service, child.operation, child))
+
+
+class AppModelError(ValueError):
+    """A malformed app file: ``problems`` lists (field path, message)."""
+
+    def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = [f"{source}: {loc or '<top>'}: {msg}" for loc, msg in problems]
+        super().__init__("invalid app model\n  " + "\n  ".join(lines))
+
+
+def _loc(parts: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _cross_check(app: AppModel) -> list[tuple[str, str]]:
+    """Checks that need the whole model: references, cycles, shares."""
+    problems: list[tuple[str, str]] = []
+    src = source_root(app.name) if app.name in builtin_apps() else None
+    names = app.service_names()
+    index = {name: i for i, name in enumerate(names)}
+    for name in {n for n in names if names.count(n) > 1}:
+        problems.append((f"services[{names.index(name)}].name", f"duplicate service name {name!r}"))
+    if app.cluster.zones[0] == app.cluster.zones[1]:
+        problems.append(("cluster.zones", f"the two zones must differ (both {app.cluster.zones[0]!r})"))
+    if app.load.generator not in index:
+        problems.append(("load.generator", f"unknown service {app.load.generator!r}"))
+    elif app.service(app.load.generator).role != "loadgenerator":
+        problems.append(("load.generator", f"service {app.load.generator!r} must have role 'loadgenerator'"))
+    for i, svc in enumerate(app.services):
+        where = f"services[{i}]"
+        ops = [op.name for op in svc.operations]
+        for op_name in {o for o in ops if ops.count(o) > 1}:
+            problems.append((f"{where}.operations", f"duplicate operation {op_name!r}"))
+        if svc.role == "store" and svc.store is None:
+            problems.append((f"{where}.store", "a service with role 'store' needs a store section"))
+        if svc.operations and svc.port is None and svc.protocol != "kafka":
+            problems.append((f"{where}.port", "a service that serves operations needs a container port "
+                                              "(only Kafka consumers have none)"))
+        if svc.resources.limits.memory is None and svc.resources.requests.memory is None:
+            problems.append((f"{where}.resources", "set a memory request or limit"))
+        limit = svc.resources.limits.memory_bytes()
+        if limit is not None and parse_quantity(svc.memory_idle) >= limit:
+            problems.append((f"{where}.memory_idle", f"{svc.memory_idle} is not below the memory limit "
+                                                     f"{svc.resources.limits.memory}: every pod would be OOMKilled"))
+        deps = {d.service for d in svc.dependencies}
+        for j, dep in enumerate(svc.dependencies):
+            if dep.service not in index:
+                problems.append((f"{where}.dependencies[{j}].service", f"unknown service {dep.service!r}"))
+            if dep.env is not None and dep.env not in svc.env:
+                problems.append((f"{where}.dependencies[{j}].env", f"{dep.env!r} is not in this service's env"))
+        for k, op in enumerate(svc.operations):
+            if op.handler is not None and not re.match(r"^[^:]+:[A-Za-z_][\w.]*$", op.handler):
+                problems.append((f"{where}.operations[{k}].handler", "expected 'path/to/file:function'"))
+            elif op.handler is not None and src is not None and (src / svc.name).is_dir() \
+                    and not (src / svc.name / op.handler.split(":")[0]).is_file():
+                problems.append((f"{where}.operations[{k}].handler",
+                                 f"{op.handler.split(':')[0]!r} is not in {svc.name}'s source"))
+            for m, call in enumerate(op.calls):
+                cwhere = f"{where}.operations[{k}].calls[{m}]"
+                if call.service not in index:
+                    problems.append((f"{cwhere}.service", f"unknown service {call.service!r}"))
+                    continue
+                callee = app.services[index[call.service]]
+                if call.operation not in {o.name for o in callee.operations}:
+                    known = ", ".join(o.name for o in callee.operations) or "none"
+                    problems.append(
+                        (f"{cwhere}.operation",
+                         f"unknown operation {call.operation!r} of {call.service!r} (known: {known})")
+                    )
+                if call.service not in deps and not call.is_async:
+                    problems.append(
+                        (f"{cwhere}.service", f"{call.service!r} is not listed in {svc.name}'s dependencies")
+                    )
+    if problems:
+        return problems
+    problems.extend(_cycles(app))
+    total = sum(r.share for r in app.routes)
+    if abs(total - 1.0) > 1e-6:
+        problems.append(("routes", f"shares sum to {total:.6f}, expected 1"))
+    route_names = [r.name for r in app.routes]
+    for name in {n for n in route_names if route_names.count(n) > 1}:
+        problems.append((f"routes[{route_names.index(name)}].name", f"duplicate route {name!r}"))
+    for i, route in enumerate(app.routes):
+        if route.entry.service not in index:
+            problems.append((f"routes[{i}].entry.service", f"unknown service {route.entry.service!r}"))
+        elif route.entry.operation not in {o.name for o in app.service(route.entry.service).operations}:
+            problems.append((f"routes[{i}].entry.operation", f"unknown operation {route.entry.operation!r}"))
+    return problems
+
+
+def _cycles(app: AppModel) -> list[tuple[str, str]]:
+    graph: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for svc in app.services:
+        for op in svc.operations:
+            graph[(svc.name, op.name)] = [(c.service, c.operation) for c in op.calls]
+    state: dict[tuple[str, str], int] = {}
+    problems: list[tuple[str, str]] = []
+
+    def visit(node: tuple[str, str], path: list[tuple[str, str]]) -> None:
+        state[node] = 1
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                cycle = " -> ".join(f"{s}:{o}" for s, o in [*path, node, nxt])
+                problems.append(("services", f"call cycle {cycle}"))
+            elif nxt not in state:
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node, [])
+    return problems
+
+
+def parse_app(data: Any, source: str = "<app>") -> AppModel:
+    """Validate parsed YAML data as an app model.
+
+    Raises:
+        AppModelError: naming ``source``, each bad field and what is wrong.
+    """
+    if not isinstance(data, dict):
+        raise AppModelError(source, [("", f"expected a mapping at the top level, got {type(data).__name__}")])
+    try:
+        app = AppModel.model_validate(data)
+    except ValidationError as exc:
+        problems = [(_loc(tuple(err["loc"])), err["msg"]) for err in exc.errors()]
+        raise AppModelError(source, problems) from None
+    problems = _cross_check(app)
+    if problems:
+        raise AppModelError(source, problems)
+    return app
+
+
+def load_app_file(path: str | Path) -> AppModel:
+    """Load and validate an app model from a YAML file.
+
+    Raises:
+        AppModelError: malformed YAML or model; the message names the file and field.
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise AppModelError(str(path), [("", "not a file")])
+    try:
+        data = read_yaml(path)
+    except YamlInputError as exc:
+        raise AppModelError(str(path), [(exc.where, exc.problem)]) from None
+    except OSError as exc:
+        raise AppModelError(str(path), [("", f"cannot be read ({exc.strerror or exc})")]) from None
+    return parse_app(data, str(path))
+
+
+def builtin_apps() -> list[str]:
+    """Names of the app models shipped with the package, sorted."""
+    root = resources.files(APPS_PACKAGE)
+    return sorted(p.name[: -len(".yaml")] for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def builtin_app_path(name: str) -> Path:
+    """Path of a shipped app model file.
+
+    Raises:
+        KeyError: no shipped app of that name.
+    """
+    path = Path(str(resources.files(APPS_PACKAGE).joinpath(f"{name}.yaml")))
+    if not path.is_file():
+        raise KeyError(f"unknown app {name!r}; shipped apps: {', '.join(builtin_apps())}")
+    return path
+
+
+_CACHE: dict[str, AppModel] = {}
+
+
+def load_app(name_or_path: str) -> AppModel:
+    """Load a shipped app by name (``online-boutique``) or any app file by path.
+
+    Raises:
+        KeyError: neither a shipped app nor an existing file.
+        AppModelError: the file is malformed.
+    """
+    if name_or_path in _CACHE:
+        return _CACHE[name_or_path]
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or os.sep in name_or_path or candidate.is_file():
+        app = load_app_file(candidate)
+    else:
+        app = load_app_file(builtin_app_path(name_or_path))
+    _CACHE[name_or_path] = app
+    return app
+
+
+def source_root(app: str) -> Path:
+    """Directory holding the initial source tree of each service of a shipped app."""
+    return Path(str(resources.files(APPS_PACKAGE).joinpath("src", app)))

@@ -1,0 +1,1 @@
+"""Reading the files users hand the engine: YAML without surprises."""

@@ -1,0 +1,790 @@
+"""The operator tools: typed, JSON-Schema'd, tiered, and routed through the policy layer.
+
+Every operator -- a built-in agent, an LLM, an external harness, the human at the
+terminal -- sees the system only through these tools (DESIGN section 7):
+
+* **read**: ``get_alerts``, ``get_topology``, ``kubectl_get``, ``kubectl_describe``,
+  ``query_logs``, ``code_search``, ``get_deploy_history``, ``get_time``;
+* **report**: ``report_incident``, ``report_rca``, ``resolve_incident``;
+* **act**: ``restart_pod``, ``scale_deployment``, ``rollback``, ``deploy_patch``,
+  ``set_config`` -- each must name an open incident and passes the policy layer;
+* **workspace**: ``workspace_list``, ``workspace_read``, ``workspace_write`` -- the
+  operator's own notes, confined to its workspace.
+
+Arguments are pydantic models, so each tool has a JSON Schema usable for LLM function
+calling (:func:`tool_schemas`). :meth:`ToolBox.call` never raises: before a tool's model
+sees them, arguments are bounded and checked by :func:`engine.operate.toolargs.bound_arguments`
+(caps: 64 KiB per string argument, a ``deploy_patch`` diff up to 1 MiB, ``workspace_write``
+text up to 256 KiB, 1 MiB + 64 KiB per call, 6 levels of nesting, 64 keys per object, 500
+items per list, 64-bit integers, finite numbers, no lone surrogates, no control characters
+except ``\\n``, ``\\t``, ``\\r`` in free text); malformed arguments come back as an error
+result naming the argument (``invalid arguments for set_config: value: lone surrogate
+U+D800 at character 3``). Every call is recorded as a ``tool.call`` event with its bounded
+arguments (a rejected value over a cap or not representable in JSON as an
+``{"$unrecorded": ...}`` marker), target set, policy decision and result; an executed act
+call also as ``action.executed``. Recording is replayable: calling again with the recorded
+``tool``, ``args`` and ``tokens`` on the same state records the same ``tool.call``.
+
+Every result carries the run time it was answered at (:attr:`ToolResult.t`); ``get_time``
+reads the clock: run time, cadence, invocation number, time to the next invocation.
+
+``code_search`` regular expressions run on RE2 (linear time: no pattern can stall a run);
+RE2 has no backreferences or lookaround, and such patterns are refused with an error.
+
+Modeled run time per call (:data:`COST_S`): read 5 s, report 3 s, act 10 s, workspace
+1 s -- the time a person or agent spends issuing the call and reading its answer, so a
+busy operator is slower on the virtual clock, as it would be live. ``get_time`` costs 1 s
+(:attr:`ToolSpec.cost_s`): a glance at a clock, not an investigation.
+
+Nothing here reads ground truth: tools see the substrate (cluster, series, logs, traces,
+source, pipeline log), the alert history and the operator's own workspace and reports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.operate.policy import Decision, IncidentBook, Policy
+from engine.operate.toolargs import (
+    bound_arguments,
+    format_problems,
+    marker,
+    normalize_tokens,
+    printable,
+    recorded_tool_name,
+)
+from engine.operate.workspace import Workspace, WorkspaceError
+from engine.sim.k8s import EPOCH
+from engine.substrate import SubstrateError
+
+if TYPE_CHECKING:
+    from engine.run.orchestrator import Orchestrator
+
+Tier = Literal["read", "report", "act", "workspace"]
+COST_S: dict[str, float] = {"read": 5.0, "report": 3.0, "act": 10.0, "workspace": 1.0}
+MAX_OUTPUT_CHARS = 12_000
+"""Tool outputs are truncated to this many characters (a screenful of context for an LLM)."""
+CATEGORIES = ("code-bug", "configuration", "runtime", "infrastructure")
+
+
+class ToolArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GetAlertsArgs(ToolArgs):
+    state: Literal["any", "pending", "firing", "resolved"] = Field("any", description="current state filter")
+    since_s: float | None = Field(None, description="only alerts active at or after this run time, seconds")
+    alertname: str | None = Field(None, description="only this alert rule")
+    service: str | None = Field(None, description="only alerts whose service/deployment/pod label names it")
+    limit: int = Field(50, ge=1, le=500)
+
+
+class GetTopologyArgs(ToolArgs):
+    window_s: float = Field(300.0, ge=60, le=1800, description="trace window, seconds")
+
+
+KubeKind = Literal["pods", "deployments", "replicasets", "statefulsets", "services", "nodes", "events"]
+_KIND_API = {"pods": "Pod", "deployments": "Deployment", "replicasets": "ReplicaSet", "statefulsets": "StatefulSet",
+             "services": "Service", "nodes": "Node", "events": "Event"}
+
+
+class KubectlGetArgs(ToolArgs):
+    kind: KubeKind
+    name: str | None = Field(None, description="one object by name")
+    selector: dict[str, str] | None = Field(None, description="label selector, e.g. {\"app\": \"frontend\"}")
+    output: Literal["table", "wide", "yaml", "json", "name"] = "table"
+
+
+class KubectlDescribeArgs(ToolArgs):
+    kind: Literal["pods", "deployments", "replicasets", "statefulsets", "services", "nodes"]
+    name: str
+
+
+class QueryLogsArgs(ToolArgs):
+    deployment: str | None = Field(None, description="every pod of this deployment (one of deployment/pod)")
+    pod: str | None = Field(None, description="one pod")
+    grep: str | None = Field(None, description="keep lines containing this text (case-insensitive)")
+    tail: int = Field(100, ge=1, le=1000, description="last N lines per pod")
+    previous: bool = Field(False, description="the previous (crashed) container's logs")
+
+
+class CodeSearchArgs(ToolArgs):
+    service: str
+    ref: Literal["deployed", "head"] = Field("deployed", description="the revision the pods run (deployed), or "
+                                                                     "the repository head patches apply to")
+    pattern: str | None = Field(None, description="text or regular expression to find (at most 64 KiB); omit to "
+                                                  "read a file")
+    path: str | None = Field(None, description="limit to files whose path contains this; alone, prints the file")
+    regex: bool = Field(False, description="treat pattern as an RE2 regular expression (Python-like syntax; no "
+                                           "backreferences or lookaround)")
+    context: int = Field(2, ge=0, le=10, description="lines of context around each match")
+    max_matches: int = Field(40, ge=1, le=200)
+
+
+class DeployHistoryArgs(ToolArgs):
+    service: str | None = None
+    limit: int = Field(20, ge=1, le=200)
+
+
+class ReportIncidentArgs(ToolArgs):
+    alerts: list[str] = Field(min_length=1, description="alert ids (A-12) or fingerprints from get_alerts")
+    title: str = Field(min_length=3, max_length=200)
+
+
+class ReportRcaArgs(ToolArgs):
+    incident: str
+    service: str = Field(description="the faulty service")
+    category: Literal["code-bug", "configuration", "runtime", "infrastructure"]
+    artifact: str = Field(min_length=1, description="the responsible change id, config key, image, flag, ...")
+    summary: str = Field(min_length=3, max_length=2000)
+
+
+class ResolveIncidentArgs(ToolArgs):
+    incident: str
+
+
+class RestartPodArgs(ToolArgs):
+    pod: str
+    incident: str
+
+
+class ScaleArgs(ToolArgs):
+    deployment: str
+    replicas: int = Field(ge=0, le=20)
+    incident: str
+
+
+class RollbackArgs(ToolArgs):
+    deployment: str
+    revision: int | None = Field(None, ge=1, description="default: the previous revision")
+    incident: str
+
+
+class DeployPatchArgs(ToolArgs):
+    service: str
+    diff: str = Field(min_length=10, description="a unified diff (git diff format) against the repository head "
+                                                 "(code_search with ref=head shows it); at most 1 MiB")
+    summary: str = Field(min_length=3, max_length=200, description="commit subject")
+    incident: str
+
+
+class SetConfigArgs(ToolArgs):
+    service: str
+    key: str = Field(min_length=1, description="env var name (for flagd: a feature flag name)")
+    value: str | None = Field(None, description="new value (for flagd: a variant); null unsets the env var")
+    incident: str
+
+
+class WorkspaceListArgs(ToolArgs):
+    prefix: str = ""
+
+
+class WorkspaceReadArgs(ToolArgs):
+    path: str
+
+
+class WorkspaceWriteArgs(ToolArgs):
+    path: str
+    text: str = Field(description="the text (at most 256 KiB per call; a workspace file holds at most 1 MB)")
+    append: bool = False
+
+
+class GetTimeArgs(ToolArgs):
+    pass
+
+
+@dataclass
+class ToolResult:
+    """What a tool call returns to the operator."""
+
+    ok: bool
+    output: str = ""
+    error: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    denied: bool = False
+    t: float | None = None
+    """Run time the call was answered at, seconds (its modeled cost is spent afterwards)."""
+
+    def text(self) -> str:
+        """The result as the operator reads it."""
+        if self.ok:
+            return self.output
+        return f"ERROR: {self.error}"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: name, tier, argument model, description, and its modeled cost (None: the tier's)."""
+
+    name: str
+    tier: Tier
+    args: type[ToolArgs]
+    description: str
+    cost_s: float | None = None
+
+    @property
+    def cost(self) -> float:
+        """Modeled run time of one call, seconds."""
+        return COST_S[self.tier] if self.cost_s is None else self.cost_s
+
+
+TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
+    ToolSpec("get_alerts", "read", GetAlertsArgs,
+             "Cumulative alert history: every alert instance with id, state, labels, times and summary."),
+    ToolSpec("get_topology", "read", GetTopologyArgs,
+             "Service call graph from traces: calls/s, error share and latency per caller -> callee edge."),
+    ToolSpec("kubectl_get", "read", KubectlGetArgs, "kubectl get in the application's namespace."),
+    ToolSpec("kubectl_describe", "read", KubectlDescribeArgs, "kubectl describe, with the object's recent events."),
+    ToolSpec("query_logs", "read", QueryLogsArgs, "Recent log lines of a deployment's pods or one pod (grep-able)."),
+    ToolSpec("code_search", "read", CodeSearchArgs,
+             "Search (or read) the source of the revision a service is running, or of its repository head."),
+    ToolSpec("get_deploy_history", "read", DeployHistoryArgs,
+             "The build pipeline's log of changes: id, time, service, kind, revision, author, summary."),
+    ToolSpec("get_time", "read", GetTimeArgs,
+             "The run clock: run time (seconds and m:ss), the invocation cadence, your current invocation number "
+             "and the run time until the next invocation. Costs 1 s of run time.", cost_s=1.0),
+    ToolSpec("report_incident", "report", ReportIncidentArgs,
+             "Open an incident grouping alerts that share one cause. Returns the incident id."),
+    ToolSpec("report_rca", "report", ReportRcaArgs,
+             "Root cause of an incident: the faulty service, fault category and responsible artifact."),
+    ToolSpec("resolve_incident", "report", ResolveIncidentArgs,
+             "Declare an incident repaired (premature declarations are counted)."),
+    ToolSpec("restart_pod", "act", RestartPodArgs, "Delete a pod; its controller replaces it."),
+    ToolSpec("scale_deployment", "act", ScaleArgs, "Set a deployment's replica count."),
+    ToolSpec("rollback", "act", RollbackArgs, "Roll a deployment back to a revision (default: the previous)."),
+    ToolSpec("deploy_patch", "act", DeployPatchArgs,
+             "Ship a unified diff through the build pipeline: applied to the repository head, built, rolled out."),
+    ToolSpec("set_config", "act", SetConfigArgs,
+             "Set (or unset) an env var of a deployment and roll it out; for flagd, set a feature flag's variant."),
+    ToolSpec("workspace_list", "workspace", WorkspaceListArgs, "List files in your workspace."),
+    ToolSpec("workspace_read", "workspace", WorkspaceReadArgs, "Read a file from your workspace."),
+    ToolSpec("workspace_write", "workspace", WorkspaceWriteArgs, "Write (or append to) a file in your workspace."),
+]}
+
+
+def tool_schemas(tiers: tuple[str, ...] = ("read", "report", "act", "workspace")) -> list[dict[str, Any]]:
+    """Tools in the OpenAI function-calling format (``{"type": "function", "function": {...}}``)."""
+    out = []
+    for spec in TOOLS.values():
+        if spec.tier not in tiers:
+            continue
+        schema = spec.args.model_json_schema()
+        schema.pop("title", None)
+        out.append({"type": "function", "function": {"name": spec.name, "description": f"[{spec.tier}] "
+                                                     f"{spec.description}", "parameters": schema}})
+    return out
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    return text[:MAX_OUTPUT_CHARS] + f"\n... [{len(text) - MAX_OUTPUT_CHARS} more characters truncated]"
+
+
+def _table(rows: list[list[str]]) -> str:
+    if not rows:
+        return ""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def _mmss(t: float) -> str:
+    sign = "-" if t < 0 else ""
+    t = abs(t)
+    return f"{sign}{int(t // 60)}:{int(t % 60):02d}"
+
+
+class ToolBox:
+    """Executes tool calls for one operator of one run (module docstring).
+
+    Args:
+        run: the orchestrator (the substrate, the alert history, the event stream, the clock).
+        operator: the operator's name, recorded with each call.
+        workspace: the operator's workspace.
+    """
+
+    def __init__(self, run: Orchestrator, operator: str, workspace: Workspace) -> None:
+        self.run = run
+        self.operator = operator
+        self.workspace = workspace
+        self.incidents = IncidentBook()
+        self.policy = Policy(run.sim.app, self._flag_readers)
+        self.invocation = 0
+        self.spend_time = True
+        self._handlers: dict[str, Callable[[Any], ToolResult]] = {
+            "get_alerts": self._get_alerts,
+            "get_topology": self._get_topology,
+            "kubectl_get": self._kubectl_get,
+            "kubectl_describe": self._kubectl_describe,
+            "query_logs": self._query_logs,
+            "code_search": self._code_search,
+            "get_deploy_history": self._deploy_history,
+            "get_time": self._get_time,
+            "report_incident": self._report_incident,
+            "report_rca": self._report_rca,
+            "resolve_incident": self._resolve_incident,
+            "restart_pod": self._restart_pod,
+            "scale_deployment": self._scale,
+            "rollback": self._rollback,
+            "deploy_patch": self._deploy_patch,
+            "set_config": self._set_config,
+            "workspace_list": self._ws_list,
+            "workspace_read": self._ws_read,
+            "workspace_write": self._ws_write,
+        }
+
+    # ----------------------------------------------------------------- dispatch
+
+    def call(self, name: str, args: Any = None, *, tokens: Any = 0) -> ToolResult:
+        """Run one tool call end to end: bound, parse, decide, execute, record, spend time.
+
+        Args:
+            name: the tool's name.
+            args: an object of arguments, JSON text of one, or None; anything else is
+                rejected (and recorded) as malformed.
+            tokens: model tokens the operator spent on this call (normalized by
+                :func:`engine.operate.toolargs.normalize_tokens`; what is recorded).
+
+        Never raises: unknown tools and malformed arguments return an error result (and are
+        recorded); so does a defect in a tool or in recording.
+        """
+        try:
+            return self._call(name, args, normalize_tokens(tokens))
+        except Exception as exc:  # the tool layer must never take the run down (module docstring)
+            return ToolResult(False, error=f"internal error in the tool layer: {type(exc).__name__}: "
+                                           f"{printable(str(exc))[:300]}", t=self._clock())
+
+    def _clock(self) -> float | None:
+        try:
+            return float(self.run.now)
+        except Exception:
+            return None
+
+    def _call(self, name: Any, args: Any, tokens: int) -> ToolResult:
+        if self.run.over:
+            return ToolResult(False, error="the run has ended; no more tool calls are accepted", t=self.run.now)
+        now = self.run.now
+        tool = recorded_tool_name(name)
+        spec = TOOLS.get(tool)
+        recorded, problems = bound_arguments(tool, args)
+        if spec is None:
+            hint = " (the name given was not a short printable string)" if tool.startswith("$unrecorded-") else ""
+            result = ToolResult(False, error=f"unknown tool {tool!r}{hint}; tools: {', '.join(TOOLS)}", t=now)
+            self._record(tool, "unknown", recorded, (), False, "unknown tool", result, tokens)
+            return result
+        if problems:
+            result = ToolResult(False, error=format_problems(tool, problems), t=now)
+            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens)
+            return result
+        try:
+            parsed = spec.args.model_validate(recorded)
+        except ValidationError as exc:
+            problems = [f"{'.'.join(printable(str(p))[:80] for p in e['loc']) or 'arguments'}: "
+                        f"{printable(str(e['msg']))[:200]}" for e in exc.errors()]
+            result = ToolResult(False, error=format_problems(tool, problems), t=now)
+            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens)
+            return result
+        targets: tuple[str, ...] = ()
+        decision: Decision | None = None
+        if spec.tier == "act":
+            targets, why = self._targets(tool, parsed)
+            if why is not None:
+                decision = Decision(False, why, targets)
+            else:
+                decision = self.policy.decide(tool, targets, getattr(parsed, "incident", None), self.incidents,
+                                              self.run.now)
+            if not decision.allowed:
+                result = ToolResult(False, error=f"denied by policy: {decision.reason}", denied=True, t=now)
+                self._record(tool, spec.tier, parsed.model_dump(), targets, False, decision.reason, result, tokens)
+                self._spend(spec)
+                return result
+        try:
+            result = self._handlers[tool](parsed)
+        except (SubstrateError, WorkspaceError, KeyError, ValueError) as exc:
+            result = ToolResult(False, error=str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+        except Exception as exc:  # a defect in a tool must not take the run down; the operator sees it
+            result = ToolResult(False, error=f"internal error in {tool}: {type(exc).__name__}: {exc}")
+        result.output = _clip(result.output)
+        result.error = _clip(result.error) if result.error is not None else None
+        result.t = now
+        reason = decision.reason if decision else "read-only" if spec.tier != "report" else "report"
+        self._record(tool, spec.tier, parsed.model_dump(), targets, True, reason, result, tokens)
+        if spec.tier == "act" and result.ok:
+            self._emit_safely("action.executed", {
+                "tool": tool, "args": parsed.model_dump(), "targets": list(targets), "operator": self.operator,
+                **{k: v for k, v in result.data.items() if k in ("change", "revision")}})
+        self._spend(spec)
+        return result
+
+    def _spend(self, spec: ToolSpec) -> None:
+        if self.spend_time:
+            self.run.spend(spec.cost)
+
+    def _emit_safely(self, kind: str, payload: dict[str, Any]) -> bool:
+        try:
+            self.run.emit(kind, payload)
+            return True
+        except Exception:  # a defect: the call must still answer; the gap shows in the bundle
+            return False
+
+    def _record(self, name: str, tier: str, args: Any, targets: tuple[str, ...], allowed: bool, reason: str,
+                result: ToolResult, tokens: int) -> None:
+        summary = result.output if result.ok else f"ERROR: {result.error}"
+        payload = {
+            "tool": name, "tier": tier, "args": args, "targets": list(targets), "allowed": allowed,
+            "reason": reason, "ok": result.ok, "result": summary[:400], "tokens": tokens,
+            "operator": self.operator, "invocation": self.invocation,
+            "in_invocation": bool(getattr(self.run, "_in_invocation", False)),
+        }
+        if not self._emit_safely("tool.call", payload):
+            # The bounded form is always canonical JSON; if recording still failed, record that the
+            # arguments could not be, rather than nothing.
+            payload["args"] = marker(printable(repr(args)[:10_000]), "the arguments could not be recorded")
+            payload["result"] = printable(summary[:400])
+            self._emit_safely("tool.call", payload)
+
+    # ----------------------------------------------------------------- targets
+
+    def _pods(self) -> dict[str, str]:
+        return {p["metadata"]["name"]: p["metadata"]["labels"]["app"] for p in self.run.sim.objects("Pod")}
+
+    def _targets(self, name: str, args: Any) -> tuple[tuple[str, ...], str | None]:
+        """Target set of an act call from its typed arguments, or a reason it has none."""
+        if name == "restart_pod":
+            owner = self._pods().get(args.pod)
+            if owner is None:
+                return (), f'pods "{args.pod}" not found'
+            return (owner,), None
+        if name in ("scale_deployment", "rollback"):
+            return (args.deployment,), None
+        if name == "set_config" and args.service == "flagd":
+            return self.policy.targets_for_flag(args.key), None
+        return (args.service,), None
+
+    def _flag_readers(self, flag: str) -> list[str]:
+        sim = self.run.sim
+        out = []
+        for svc in sim.app.services:
+            if svc.name == "flagd" or not svc.in_application:
+                continue
+            try:
+                files = sim.source_files(svc.name)
+            except SubstrateError:
+                continue
+            if any(flag in text for text in files.values()):
+                out.append(svc.name)
+        return out
+
+    # ----------------------------------------------------------------- read
+
+    def _now(self) -> datetime:
+        return EPOCH + timedelta(seconds=self.run.now)
+
+    def _get_alerts(self, a: GetAlertsArgs) -> ToolResult:
+        history = self.run.alert_history
+        if history is None:
+            return ToolResult(True, "No alert source is attached to this run.", data={"alerts": []})
+        insts = history.query(state=None if a.state == "any" else a.state, rule=a.alertname, since=a.since_s)
+        if a.service:
+            insts = [i for i in insts if any(i.labels.get(k, "").startswith(a.service)
+                                             for k in ("service", "deployment", "pod", "statefulset"))]
+        insts = insts[-a.limit:]
+        rows = [["ID", "STATE", "ALERT", "SEVERITY", "SINCE", "LABELS", "SUMMARY"]]
+        data = []
+        for i in insts:
+            labels = {k: v for k, v in i.labels.items() if k not in ("alertname", "severity")}
+            lab = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+            rows.append([f"A-{i.id}", i.state, i.rule, i.labels.get("severity", ""), _mmss(i.active_at), lab,
+                         i.annotations.get("summary", "")[:120]])
+            data.append({"id": f"A-{i.id}", "fingerprint": i.fingerprint, "alertname": i.rule, "state": i.state,
+                         "labels": i.labels, "active_at": i.active_at, "fired_at": i.fired_at,
+                         "ended_at": i.ended_at, "summary": i.annotations.get("summary", "")})
+        text = _table(rows) if data else "No alerts match."
+        return ToolResult(True, f"run time {_mmss(self.run.now)}\n{text}", data={"alerts": data})
+
+    def _get_topology(self, a: GetTopologyArgs) -> ToolResult:
+        edges = sorted(self.run.sim.topology(a.window_s), key=lambda e: (e.caller, e.callee))
+        rows = [["CALLER", "CALLEE", "CALLS/S", "ERRORS", "MEAN LATENCY"]]
+        for e in edges:
+            rows.append([e.caller, e.callee, f"{e.rps:.2f}", f"{100 * e.error_share:.2f}%",
+                         f"{e.mean_latency_ms:.0f}ms"])
+        return ToolResult(True, f"call graph from traces, last {int(a.window_s)} s\n" + _table(rows),
+                          data={"edges": [e.__dict__ for e in edges]})
+
+    def _kubectl_get(self, a: KubectlGetArgs) -> ToolResult:
+        from engine.kubectl import printers as kubectl
+
+        objects = self.run.sim.objects(_KIND_API[a.kind])
+        text = kubectl.get(_KIND_API[a.kind], objects, output=a.output, now=self._now(), selector=a.selector,
+                           name=a.name, namespace=self.run.sim.app.namespace)
+        return ToolResult(True, text)
+
+    def _kubectl_describe(self, a: KubectlDescribeArgs) -> ToolResult:
+        from engine.kubectl import printers as kubectl
+
+        kind = _KIND_API[a.kind]
+        sim = self.run.sim
+        objects = [o for o in sim.objects(kind) if o["metadata"]["name"] == a.name]
+        if not objects:
+            raise SubstrateError(f'Error from server (NotFound): {a.kind} "{a.name}" not found')
+        events = sim.events()
+        return ToolResult(True, kubectl.describe(kind, objects[0], events, now=self._now(), pods=sim.objects("Pod"),
+                                                 replicasets=sim.objects("ReplicaSet")))
+
+    def _query_logs(self, a: QueryLogsArgs) -> ToolResult:
+        if (a.deployment is None) == (a.pod is None):
+            raise ValueError("give exactly one of deployment or pod")
+        pods = self._pods()
+        if a.pod is not None:
+            names = [a.pod]
+        else:
+            names = sorted(p for p, owner in pods.items() if owner == a.deployment)
+            if a.deployment not in {s.name for s in self.run.sim.app.services}:
+                raise SubstrateError(f'deployments.apps "{a.deployment}" not found')
+            if not names:
+                return ToolResult(True, f"deployment {a.deployment} has no pods")
+        chunks = []
+        for name in names:
+            lines = self.run.sim.logs(name, previous=a.previous)
+            if a.grep:
+                needle = a.grep.lower()
+                lines = [ln for ln in lines if needle in ln.lower()]
+            lines = lines[-a.tail:]
+            head = f"==> pod/{name}{' (previous)' if a.previous else ''} <=="
+            chunks.append(head + "\n" + ("\n".join(lines) if lines else "(no matching lines)"))
+        return ToolResult(True, "\n\n".join(chunks))
+
+    def _code_search(self, a: CodeSearchArgs) -> ToolResult:
+        sim = self.run.sim
+        files = sim.head_files(a.service) if a.ref == "head" else sim.source_files(a.service)
+        if not files:
+            return ToolResult(True, f"{a.service} has no source in the build pipeline (a third-party image)")
+        paths = sorted(p for p in files if a.path is None or a.path in p)
+        if a.pattern is None:
+            if a.path is None:
+                return ToolResult(True, "files:\n" + "\n".join(sorted(files)))
+            if not paths:
+                raise ValueError(f"no file matching {a.path!r} in {a.service}; files: {', '.join(sorted(files))}")
+            path = paths[0]
+            numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(files[path].split("\n"), 1))
+            return ToolResult(True, f"==> {a.service}:{path} <==\n{numbered}")
+        rx = _compile_search(a.pattern, regex=a.regex)
+        out: list[str] = []
+        count = 0
+        for path in paths:
+            lines = files[path].split("\n")
+            for i, line in enumerate(lines):
+                if not rx.search(line):
+                    continue
+                count += 1
+                if count > a.max_matches:
+                    break
+                lo, hi = max(0, i - a.context), min(len(lines), i + a.context + 1)
+                block = [f"{path}:{j + 1}{':' if j == i else '-'} {lines[j]}" for j in range(lo, hi)]
+                out.append("\n".join(block))
+        if not out:
+            return ToolResult(True, f"no matches for {a.pattern!r} in {a.service}")
+        more = f"\n... more than {a.max_matches} matches" if count > a.max_matches else ""
+        return ToolResult(True, "\n--\n".join(out) + more)
+
+    def _get_time(self, a: GetTimeArgs) -> ToolResult:
+        run = self.run
+        now, cadence = float(run.now), float(run.cadence_s)
+        nxt = float(run.next_invocation_t)
+        data = {"t": now, "mmss": _mmss(now), "cadence_s": cadence, "invocation": self.invocation,
+                "in_invocation": bool(getattr(run, "_in_invocation", False)), "next_invocation_t": nxt,
+                "to_next_invocation_s": max(0.0, nxt - now)}
+        inv = f"invocation {self.invocation}" if self.invocation else "no invocation yet"
+        return ToolResult(True, f"run time {_mmss(now)} ({now:g} s); {inv}; invoked every {cadence:g} s; next "
+                                f"invocation at {_mmss(nxt)}, in {_mmss(max(0.0, nxt - now))}", data=data)
+
+    def _deploy_history(self, a: DeployHistoryArgs) -> ToolResult:
+        recs = self.run.sim.deploy_history(a.service)[-a.limit:]
+        rows = [["CHANGE", "SUBMITTED", "DEPLOYED", "SERVICE", "KIND", "REVISION", "STATUS", "AUTHOR", "SUMMARY"]]
+        for r in recs:
+            rows.append([r.id, _mmss(r.t_submitted), _mmss(r.t_deployed) if r.t_deployed is not None else "-",
+                         r.service, r.kind, str(r.revision or "-"), r.status, r.author, r.summary])
+        text = _table(rows) if recs else "no changes yet"
+        return ToolResult(True, text, data={"changes": [{"id": r.id, "service": r.service, "kind": r.kind,
+                                                         "revision": r.revision, "commit": r.commit,
+                                                         "image": r.image, "summary": r.summary}
+                                                        for r in recs]})
+
+    # ----------------------------------------------------------------- report
+
+    def _resolve_alerts(self, refs: list[str]) -> list[Any]:
+        history = self.run.alert_history
+        if history is None:
+            raise ValueError("no alerts to report: this run has no alert source")
+        by_id = {f"A-{i.id}": i for i in history.instances}
+        found = []
+        for ref in refs:
+            inst = by_id.get(ref.strip().upper()) or by_id.get(f"A-{ref.strip()}")
+            if inst is None:
+                matches = [i for i in history.instances if i.fingerprint == ref.strip()]
+                inst = matches[-1] if matches else None
+            if inst is None:
+                raise ValueError(f"unknown alert {ref!r}: use ids (A-12) or fingerprints from get_alerts")
+            found.append(inst)
+        return found
+
+    def _report_incident(self, a: ReportIncidentArgs) -> ToolResult:
+        insts = self._resolve_alerts(a.alerts)
+        incident = f"INC-{len(self.incidents.incidents) + 1:04d}"
+        self.incidents.incidents[incident] = {"alerts": [f"A-{i.id}" for i in insts], "title": a.title,
+                                              "resolved": False}
+        self.run.emit("report.incident", {"incident": incident, "alerts": [f"A-{i.id}" for i in insts],
+                                          "fingerprints": [i.fingerprint for i in insts], "title": a.title,
+                                          "operator": self.operator})
+        return ToolResult(True, f"opened {incident}: {a.title} ({len(insts)} alerts)", data={"incident": incident})
+
+    def _known_incident(self, incident: str) -> None:
+        if incident not in self.incidents.incidents:
+            known = ", ".join(self.incidents.incidents) or "none"
+            raise ValueError(f"unknown incident {incident!r} (yours: {known})")
+
+    def _report_rca(self, a: ReportRcaArgs) -> ToolResult:
+        self._known_incident(a.incident)
+        if a.service not in {s.name for s in self.run.sim.app.services}:
+            raise ValueError(f"unknown service {a.service!r}")
+        self.run.emit("report.rca", {"incident": a.incident, "service": a.service, "category": a.category,
+                                     "artifact": a.artifact, "summary": a.summary, "operator": self.operator})
+        return ToolResult(True, f"root cause recorded for {a.incident}: {a.service} ({a.category}, {a.artifact})")
+
+    def _resolve_incident(self, a: ResolveIncidentArgs) -> ToolResult:
+        self._known_incident(a.incident)
+        if self.incidents.incidents[a.incident].get("resolved"):
+            raise ValueError(f"{a.incident} is already resolved")
+        self.incidents.incidents[a.incident]["resolved"] = True
+        self.run.emit("report.resolved", {"incident": a.incident, "operator": self.operator})
+        return ToolResult(True, f"{a.incident} declared resolved")
+
+    # ----------------------------------------------------------------- act
+
+    def _restart_pod(self, a: RestartPodArgs) -> ToolResult:
+        self.run.sim.restart_pod(a.pod)
+        return ToolResult(True, f'pod "{a.pod}" deleted')
+
+    def _scale(self, a: ScaleArgs) -> ToolResult:
+        self.run.sim.scale(a.deployment, a.replicas)
+        return ToolResult(True, f"deployment.apps/{a.deployment} scaled to {a.replicas}")
+
+    def _rollback(self, a: RollbackArgs) -> ToolResult:
+        rec = self.run.sim.rollback(a.deployment, a.revision)
+        return ToolResult(True, f"deployment.apps/{a.deployment} rolled back (now revision {rec.revision}, "
+                                f"{rec.id})", data={"change": rec.id, "revision": rec.revision})
+
+    def _deploy_patch(self, a: DeployPatchArgs) -> ToolResult:
+        import whatthepatch
+
+        sim = self.run.sim
+        files = sim.head_files(a.service)  # a patch is a commit on the repository head
+        ahead = sim.commits_ahead(a.service)
+        stale = (f"\nhint: the repository head is {ahead} commit{'s' if ahead != 1 else ''} ahead of the deployed "
+                 "revision; see get_deploy_history") if ahead else ""
+        try:
+            patches = list(whatthepatch.parse_patch(a.diff))
+        except Exception as exc:  # the library raises several types for garbage input
+            raise ValueError(f"error: corrupt patch: {exc}") from None
+        if not patches or all(p.changes is None for p in patches):
+            raise ValueError("error: no valid patches in input (expected a unified diff with ---/+++ headers "
+                             "and @@ hunks)")
+        changed: dict[str, str] = {}
+        for p in patches:
+            path = _strip_ab(p.header.new_path if p.header and p.header.new_path not in (None, "/dev/null")
+                             else p.header.old_path if p.header else None)
+            if path is None:
+                raise ValueError("error: patch without file names")
+            base = changed.get(path, files.get(path))
+            if base is None:
+                raise ValueError(f"error: {path}: does not exist in {a.service}'s source at the repository head"
+                                 + stale)
+            try:
+                lines = whatthepatch.apply_diff(p, base.split("\n"))
+            except Exception as exc:
+                raise ValueError(f"error: patch failed: {path}\nerror: {path}: patch does not apply ({exc})"
+                                 + stale) from None
+            changed[path] = "\n".join(lines if isinstance(lines, list) else lines[0])
+        rec = sim.deploy_change(a.service, files=changed, summary=a.summary, author=self.operator)
+        return ToolResult(True, f"{rec.id}: {rec.detail or 'submitted'}; it rolls out when the build finishes",
+                          data={"change": rec.id})
+
+    def _set_config(self, a: SetConfigArgs) -> ToolResult:
+        sim = self.run.sim
+        if a.service == "flagd":
+            from faults.inject import _set_flag
+
+            flag_file = "demo.flagd.json"
+            files = sim.head_files("flagd")  # the flag change is committed on the head, like any change
+            if flag_file not in files:
+                raise ValueError("flagd has no flag file")
+            if a.value is None:
+                raise ValueError("a flag needs a variant value (e.g. off)")
+            doc = json.loads(files[flag_file])
+            spec = doc.get("flags", {}).get(a.key)
+            if spec is None:
+                raise ValueError(f"unknown flag {a.key!r}; flags: {', '.join(sorted(doc.get('flags', {})))}")
+            if a.value not in spec.get("variants", {}):
+                raise ValueError(f"flag {a.key} has no variant {a.value!r}; variants: "
+                                 f"{', '.join(spec.get('variants', {}))}")
+            rec = _set_flag(sim, "flagd", flag_file, a.key, a.value, f"flags: {a.key}={a.value}", self.operator)
+        else:
+            rec = sim.deploy_change(a.service, env={a.key: a.value},
+                                    summary=f"config: {'unset ' + a.key if a.value is None else a.key + '=' + a.value}",
+                                    author=self.operator)
+        return ToolResult(True, f"{rec.id}: {a.service} {a.key} set; rolling out", data={"change": rec.id})
+
+    # ----------------------------------------------------------------- workspace
+
+    def _ws_list(self, a: WorkspaceListArgs) -> ToolResult:
+        files = self.workspace.files(a.prefix)
+        return ToolResult(True, "\n".join(files) if files else "(empty)", data={"files": files})
+
+    def _ws_read(self, a: WorkspaceReadArgs) -> ToolResult:
+        return ToolResult(True, self.workspace.read(a.path))
+
+    def _ws_write(self, a: WorkspaceWriteArgs) -> ToolResult:
+        size = self.workspace.append(a.path, a.text) if a.append else self.workspace.write(a.path, a.text)
+        return ToolResult(True, f"wrote {a.path} ({size} bytes)")
+
+
+class _Re2Search:
+    """A case-insensitive RE2 pattern with the ``search(line)`` the matcher needs."""
+
+    def __init__(self, pattern: str) -> None:
+        import re2  # google-re2
+
+        options = re2.Options()
+        options.case_sensitive = False
+        options.log_errors = False  # the operator gets the error; stderr stays quiet
+        options.max_mem = 32 << 20
+        try:
+            self._rx = re2.compile(pattern, options)
+        except re2.error as exc:
+            why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+            raise ValueError(f"invalid or unsupported regular expression {pattern[:200]!r}: {why} (RE2 syntax: no "
+                             "backreferences or lookaround)") from None
+
+    def search(self, text: str) -> bool:
+        return self._rx.search(text) is not None
+
+
+def _compile_search(pattern: str, *, regex: bool) -> Any:
+    """A case-insensitive matcher: RE2 for regular expressions (linear time), Python's ``re``
+    for literal text (an escaped literal cannot backtrack)."""
+    if regex:
+        return _Re2Search(pattern)
+    return re.compile(re.escape(pattern), re.IGNORECASE)
+
+
+def _strip_ab(path: str | None) -> str | None:
+    if path is None:
+        return None
+    return path[2:] if path.startswith(("a/", "b/")) else path

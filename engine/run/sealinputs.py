@@ -1,0 +1,106 @@
+"""What the seal adds to a run directory so the bundle carries everything its score depends on.
+
+A recorded run writes ``app.yaml`` and ``rules/`` as it starts (they hold no ground truth).
+At the seal, once the journal is decrypted (:mod:`engine.bundle.journal`), :func:`complete_inputs`
+adds what would have revealed the answers while the run was live:
+
+* ``catalog.yaml``: the catalog entries of the faults the schedule names (``{"app", "faults"}``,
+  the format :func:`faults.spec.parse_catalog` reads);
+* ``counterfactual.json``: the no-op counterfactual of the schedule, per sample
+  (:class:`scoring.counterfactual.Counterfactual` ``to_dict()``), computed now by re-running
+  the schedule without an operator on this engine, with ``engine`` (which engine computed it).
+
+``marathon score`` and ``marathon report`` read these instead of the installed package, so a
+bundle sealed by another engine version, or of an imported app, is scored from its own
+contents; ``marathon verify --replay`` recomputes them and says where they differ.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.bundle.events import Event
+
+CATALOG_FILE = "catalog.yaml"
+COUNTERFACTUAL_FILE = "counterfactual.json"
+
+
+def catalog_entries(app: str, schedule_text: str) -> dict[str, Any]:
+    """``{"app": app, "faults": [entry, ...]}`` for the faults a schedule names, in schedule order.
+
+    Raises:
+        KeyError, ValueError: the app or the schedule does not load on this engine.
+    """
+    from faults.spec import load_catalog
+
+    sched = yaml.safe_load(schedule_text) or {}
+    ids = [str(f["fault"]) for f in sched.get("faults", []) if isinstance(f, dict) and "fault" in f]
+    specs = {f.id: f for f in load_catalog(app).faults}
+    missing = [i for i in ids if i not in specs]
+    if missing:
+        raise KeyError(f"faults not in the {app} catalog: {', '.join(missing)}")
+    seen: list[str] = []
+    for i in ids:
+        if i not in seen:
+            seen.append(i)
+    return {"app": app, "faults": [specs[i].model_dump(mode="json", exclude_defaults=True) for i in seen]}
+
+
+def counterfactual_document(app: str, seed: int, schedule_text: str) -> dict[str, Any]:
+    """The no-op counterfactual as the bundle carries it (module docstring).
+
+    Raises:
+        Exception: the schedule cannot be re-run on this engine (whatever the run raises).
+    """
+    from engine.run.identity import engine_identity
+    from scoring.counterfactual import noop_counterfactual
+
+    doc = noop_counterfactual(app, seed, schedule_text).to_dict()
+    doc["engine"] = engine_identity()
+    return doc
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def complete_inputs(run_dir: str | Path, events: list[Event]) -> list[str]:
+    """Add ``catalog.yaml`` and ``counterfactual.json`` when missing; never raises.
+
+    Returns:
+        One note per input that could not be added (the bundle is sealed without it and
+        its score is then provisional, or read from the installed package).
+    """
+    run_dir = Path(run_dir)
+    start = events[0] if events and events[0].kind == "run.start" else None
+    schedule = run_dir / "schedule.yaml"
+    if start is None or not schedule.is_file() or not isinstance(start.payload.get("app"), str) \
+            or not (run_dir / "app.yaml").is_file():
+        return []  # not a run the orchestrator recorded (it writes app.yaml as it starts)
+    app = str(start.payload["app"])
+    notes: list[str] = []
+    try:
+        text = schedule.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"schedule.yaml unreadable ({exc})"]
+    if not (run_dir / CATALOG_FILE).exists():
+        try:
+            _write(run_dir / CATALOG_FILE, yaml.safe_dump(catalog_entries(app, text), sort_keys=False,
+                                                          allow_unicode=True))
+        except Exception as exc:  # an app or catalog this engine cannot load: sealed without it
+            notes.append(f"{CATALOG_FILE} not added: {exc}")
+    if not (run_dir / COUNTERFACTUAL_FILE).exists():
+        try:
+            seed = int(start.payload["seed"])
+            doc = counterfactual_document(app, seed, text)
+            _write(run_dir / COUNTERFACTUAL_FILE, json.dumps(doc, sort_keys=True, indent=1) + "\n")
+        except Exception as exc:  # a schedule this engine cannot re-run: scored provisionally
+            notes.append(f"{COUNTERFACTUAL_FILE} not added: {type(exc).__name__}: {exc}")
+    return notes
