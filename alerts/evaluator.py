@@ -22,6 +22,13 @@ Transitions: ``inactive -> pending`` for a new alert, ``pending -> firing``,
 ``pending -> inactive`` (cleared before ``for``), ``firing -> resolved``. An alert
 with ``for: 0`` reports ``inactive -> pending`` and ``pending -> firing`` at the same
 time, so every firing is preceded by a pending event.
+
+Rule health: like Prometheus' ``SetHealth``/``SetLastError``, every evaluation of every rule
+records whether it worked (:mod:`alerts.health`); a rule whose query fails (a PromQL runtime
+error such as ``found duplicate series for the match group``, or output label sets that
+collide) leaves its alerts as they were and writes nothing. :meth:`AlertEvaluator.rule_health`
+is the rules page; :meth:`AlertEvaluator.take_rule_health_changes` the changes (to ``err``,
+back to ``ok``, a new error text) since it was last called.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from alerts.health import RuleHealth, RuleHealthChange, RuleHealthTracker
 from alerts.history import AlertHistory
 from alerts.promql.engine import EvalContext
 from alerts.promql.labels import METRIC_NAME, LabelTable, fingerprint, has_duplicates
@@ -201,6 +209,7 @@ class AlertEvaluator:
         self._synced = 0
         self._next_eval_ms: int | None = None
         self._template_env: tuple[tuple[tuple[str, str], ...], str] | None = None
+        self._health = RuleHealthTracker()
         self.evaluations = 0
 
     # ---------------------------------------------------------------- ingestion
@@ -335,12 +344,15 @@ class AlertEvaluator:
             res = self._query(rule, ctx)
         except QueryError as exc:
             state.last_error = str(exc)
-            return
-        state.last_error = None
-        if rule.kind == "record":
-            self._write_record(state, ctx, res)
         else:
-            self._eval_alert(state, ctx, res, out)
+            state.last_error = None
+            if rule.kind == "record":
+                self._write_record(state, ctx, res)
+            else:
+                self._eval_alert(state, ctx, res, out)
+        self._health.observe(id(state), rule=rule.name, group=rule.group, index=rule.index,
+                             type="recording" if rule.kind == "record" else "alerting", t=ctx.t_ms / 1000.0,
+                             error=state.last_error)
 
     def _write_record(self, state: _RuleState, ctx: EvalContext, res: Vector) -> None:
         table = ctx.labels
@@ -528,6 +540,23 @@ class AlertEvaluator:
     def rule_errors(self) -> dict[str, str]:
         """``{rule name: last evaluation error}`` for rules whose last evaluation failed."""
         return {s.rule.name: s.last_error for g in self._states for s in g if s.last_error}
+
+    def rule_health(self) -> list[RuleHealth]:
+        """Every rule's health after the latest evaluation (Prometheus' rules page), in rule-file
+        order; rules not evaluated yet are ``unknown``."""
+        out = []
+        for states in self._states:
+            for s in states:
+                rule = s.rule
+                kind = "recording" if rule.kind == "record" else "alerting"
+                out.append(self._health.get(id(s)) or RuleHealth(rule.name, rule.group, rule.index, kind, "unknown",
+                                                                 None, None))
+        return out
+
+    def take_rule_health_changes(self) -> list[RuleHealthChange]:
+        """Rule health changes since the previous call, in evaluation order (:mod:`alerts.health`:
+        to ``err``, back to ``ok``, or a new error text; never one per evaluation)."""
+        return self._health.take_changes()
 
 
 __all__ = ["ActiveAlert", "AlertEvaluator", "AlertTransition"]

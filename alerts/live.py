@@ -1,6 +1,6 @@
 """Live Prometheus mode: serve a running simulation at ``/metrics`` and read alerts back.
 
-* :class:`LiveSimulation` advances a :class:`~engine.sim.simulator.Simulator` on the
+* :class:`LiveSimulation` advances a :class:`~engine.substrate.Substrate` on the
   wall clock (optionally faster) in a background thread and serves its exposition over
   aiohttp on loopback, so a real Prometheus can scrape it. Mutate the simulation only
   while holding :attr:`LiveSimulation.lock`.
@@ -10,7 +10,9 @@
   arguments with :func:`add_prometheus_config_arguments`).
 * :class:`AlertSource` polls a Prometheus' ``/api/v1/alerts`` (``prometheus-api-client``
   session) and turns state changes into the same
-  :class:`~alerts.evaluator.AlertTransition` objects the embedded evaluator produces.
+  :class:`~alerts.evaluator.AlertTransition` objects the embedded evaluator produces, and
+  reads every rule's health from ``/api/v1/rules`` (:meth:`AlertSource.fetch_rules`), which
+  :class:`PrometheusAlerts` turns into the same rule health changes (:mod:`alerts.health`).
 
 Scraped series keep the simulator's labels (``honor_labels``) and the ``instance`` label
 Prometheus would add is dropped, so alert label sets equal the embedded ones. Rate
@@ -34,11 +36,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from alerts.evaluator import AlertTransition
+from alerts.health import RuleHealth, RuleHealthChange, RuleHealthTracker
 from alerts.promql.labels import fingerprint
 from alerts.rules import DEFAULT_PACK, PACKS, RuleFileError, load_rule_file, pack_files
 
 if TYPE_CHECKING:
-    from engine.sim.simulator import Simulator
+    from engine.substrate import Substrate
 
 EXIT_OK = 0
 EXIT_WRITE_FAILED = 1
@@ -149,10 +152,11 @@ class MetricsServer:
 
 
 class LiveSimulation(MetricsServer):
-    """A simulation on the wall clock, served at ``http://host:port/metrics``.
+    """A substrate advanced on the wall clock, its series served at ``http://host:port/metrics``.
 
     Args:
-        sim: the simulation (its run time continues from ``sim.now``).
+        sim: the cluster (:func:`engine.run.substrates.open_substrate`); its run time
+            continues from ``sim.now``.
         host: listen address; loopback by default.
         port: listen port; 0 picks a free one (see :attr:`port` after :meth:`start`).
         speed: simulated seconds per wall second.
@@ -161,7 +165,7 @@ class LiveSimulation(MetricsServer):
 
     thread_name = "marathon-live-sim"
 
-    def __init__(self, sim: Simulator, *, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0,
+    def __init__(self, sim: Substrate, *, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0,
                  tick_s: float = 0.25) -> None:
         if speed <= 0:
             raise ValueError("speed must be > 0")
@@ -169,7 +173,7 @@ class LiveSimulation(MetricsServer):
         self.sim = sim
         self.speed = speed
         self.tick_s = tick_s
-        self.on_tick: Callable[[Simulator], None] | None = None
+        self.on_tick: Callable[[Substrate], None] | None = None
         """Called (holding :attr:`lock`) after each advance, e.g. to feed an embedded evaluator."""
 
     def _headers(self) -> dict[str, str]:
@@ -307,17 +311,30 @@ class AlertSource:
         Raises:
             RuntimeError: an error answer.
         """
+        alerts: list[dict[str, Any]] = self._get("/api/v1/alerts")["data"]["alerts"]
+        return alerts
+
+    def fetch_rules(self) -> list[dict[str, Any]]:
+        """The ``/api/v1/rules`` groups (name, file, rules with name, type, health, lastError,
+        lastEvaluation).
+
+        Raises:
+            RuntimeError: an error answer.
+        """
+        body = self._get("/api/v1/rules")
+        groups: list[dict[str, Any]] = body["data"]["groups"]
+        return groups
+
+    def _get(self, path: str) -> dict[str, Any]:
         session = getattr(self.client, "_session", None)
         if session is None:
             import requests
 
             session = requests.Session()
-        resp = session.get(f"{self.url}/api/v1/alerts", timeout=self.timeout_s)
-        body = resp.json()
+        body: dict[str, Any] = session.get(f"{self.url}{path}", timeout=self.timeout_s).json()
         if body.get("status") != "success":
-            raise RuntimeError(f"Prometheus /api/v1/alerts: {body}")
-        alerts: list[dict[str, Any]] = body["data"]["alerts"]
-        return alerts
+            raise RuntimeError(f"Prometheus {path}: {body}")
+        return body
 
     def poll(self) -> list[AlertTransition]:
         """Fetch alerts and return the state changes since the last poll."""
@@ -360,7 +377,11 @@ class PrometheusAlerts:
     """The run loop's alert source backed by a real Prometheus (instead of the embedded evaluator).
 
     ``step`` polls ``/api/v1/alerts`` and returns the state changes since the last poll,
-    stamped with the run's clock; ``history`` accumulates them like the embedded one.
+    stamped with the run's clock; ``history`` accumulates them like the embedded one. It also
+    reads ``/api/v1/rules`` and keeps every evaluated rule's health (Prometheus' own
+    ``health``/``lastError``; rules still ``unknown`` are left out), so
+    :meth:`take_rule_health_changes` reports the same changes as the embedded evaluator's,
+    stamped with the run time of the poll that saw them.
     """
 
     def __init__(self, url: str, clock: Callable[[], float]) -> None:
@@ -368,6 +389,7 @@ class PrometheusAlerts:
 
         self.source = AlertSource(url, clock=clock)
         self.history = AlertHistory()
+        self._health = RuleHealthTracker()
 
     def step(self, store: object, until: float) -> list[AlertTransition]:
         try:
@@ -376,4 +398,28 @@ class PrometheusAlerts:
             print(f"marathon: polling Prometheus failed: {exc}", file=sys.stderr)
             return []
         self.history.record(out)
+        try:
+            self.observe_rules(self.source.fetch_rules(), self.source.clock())
+        except Exception as exc:  # keep the alerts of this interval; rule health waits for the next poll
+            print(f"marathon: reading Prometheus' rule health failed: {exc}", file=sys.stderr)
         return out
+
+    def observe_rules(self, groups: list[dict[str, Any]], t: float) -> None:
+        """Record the health of every evaluated rule of ``/api/v1/rules`` groups, at run time ``t``."""
+        for group in groups:
+            name = str(group.get("name", ""))
+            for index, rule in enumerate(group.get("rules") or ()):
+                health = str(rule.get("health", "unknown"))
+                if health not in ("ok", "err"):
+                    continue  # not evaluated yet
+                error = (str(rule.get("lastError") or "") or "unknown error") if health == "err" else None
+                self._health.observe((group.get("file"), name, index), rule=str(rule.get("name", "")), group=name,
+                                     index=index, type=str(rule.get("type", "alerting")), t=t, error=error)
+
+    def take_rule_health_changes(self) -> list[RuleHealthChange]:
+        """Rule health changes since the previous call (:mod:`alerts.health`)."""
+        return self._health.take_changes()
+
+    def rule_health(self) -> list[RuleHealth]:
+        """Every evaluated rule's health as of the latest poll."""
+        return self._health.rules()

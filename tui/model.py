@@ -15,7 +15,8 @@ Design choices:
   (:data:`PANES`), so a widget re-renders only when its revision moved.
 * **Ground truth** (``fault.inject``, ``fault.revert``, ``probe.result``) is reduced like
   anything else; hiding it from a player is the screen's job (the play screen mounts no
-  ground-truth pane until the run has ended).
+  ground-truth pane until the run has ended). ``rule.health`` is not ground truth: like
+  Prometheus' rules page it is shown to everyone (the header's ``rules: N failing``).
 * **Service state** (:func:`service_state`) and **what just changed**
   (:func:`changed_metrics`) follow what a dashboard would flag: a deployment with no ready
   pod or a 5xx share of 10 % or more is failing; fewer ready pods than desired, a 5xx share
@@ -97,6 +98,26 @@ class AlertView:
     @property
     def active(self) -> bool:
         return self.state in ("pending", "firing")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleHealthView:
+    """One alert or recording rule whose evaluation failed at some point (``rule.health``).
+
+    ``health`` is ``err`` or ``ok``; ``error`` the latest error text; ``since`` the run time
+    of the latest change, seconds.
+    """
+
+    rule: str
+    group: str
+    index: int
+    health: str
+    error: str
+    since: float
+
+    @property
+    def failing(self) -> bool:
+        return self.health == "err"
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +256,7 @@ class RunModel:
         ended: ``run.end`` seen (``end_reason`` why); ``sealed``: ``seal`` seen.
         faults, alerts, incidents, services, routes: by id / name, in first-seen order.
         calls: every ``tool.call``, oldest first; deploys: every ``change.deploy``.
+        rules: every rule that reported a health change, by (group, index in group).
         firing_series: ``(t, firing alerts, pending alerts)`` at every change.
         samples: health samples seen; invocations: operator invocations; load_factor: the
             load generator's current multiplier.
@@ -257,6 +279,7 @@ class RunModel:
         self.deploys: list[DeployView] = []
         self.services: dict[str, ServiceView] = {}
         self.routes: dict[str, RouteView] = {}
+        self.rules: dict[tuple[str, int], RuleHealthView] = {}
         self.firing_series: list[tuple[float, int, int]] = []
         self.samples = 0
         self.invocations = 0
@@ -282,6 +305,7 @@ class RunModel:
         other.deploys = list(self.deploys)
         other.services = dict(self.services)
         other.routes = dict(self.routes)
+        other.rules = dict(self.rules)
         other.firing_series = list(self.firing_series)
         other.samples, other.invocations, other.load_factor = self.samples, self.invocations, self.load_factor
         other.service_names = set(self.service_names)
@@ -307,6 +331,10 @@ class RunModel:
     def firing(self) -> int:
         """Alerts firing now."""
         return len(self._firing)
+
+    def failing_rules(self) -> list[RuleHealthView]:
+        """Rules whose latest evaluation failed (they raise no new alert meanwhile)."""
+        return [r for r in self.rules.values() if r.failing]
 
     def open_incidents(self) -> list[IncidentView]:
         return [i for i in self.incidents.values() if i.resolved_at is None]
@@ -409,6 +437,13 @@ class RunModel:
         firing = self.firing()
         self.firing_series.append((ev.t, firing, len(self.active_alerts) - firing))
         self._bump("alerts", "timeline")
+
+    def _rule_health(self, ev: Event) -> None:
+        p = ev.payload
+        view = RuleHealthView(rule=str(p["rule"]), group=str(p["group"]), index=int(p.get("index") or 0),
+                              health=str(p["health"]), error=str(p.get("error") or ""), since=ev.t)
+        self.rules[(view.group, view.index)] = view
+        self._bump("header")
 
     def _health(self, ev: Event) -> None:
         self.samples += 1
@@ -520,6 +555,7 @@ _HANDLERS = {
     "alert.pending": RunModel._alert,
     "alert.firing": RunModel._alert,
     "alert.resolved": RunModel._alert,
+    "rule.health": RunModel._rule_health,
     "health.sample": RunModel._health,
     "agent.invoke": RunModel._invoke,
     "tool.call": RunModel._tool_call,

@@ -7,7 +7,9 @@ kind, payload))``. The same stream feeds the live terminal app, the bundle on di
 replay viewer and the scorer; there is no second source of truth.
 
 Ground-truth kinds (:data:`GROUND_TRUTH_KINDS`: faults and probes) are recorded but never
-reach an operator's tools or a player's screen.
+reach an operator's tools or a player's screen. Every other kind is public: ``rule.health``
+(a rule's evaluation started failing, failed differently, or works again; :mod:`alerts.health`)
+is what Prometheus' rules page shows any SRE, so the live panes show it to players too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ EVENT_KINDS: dict[str, tuple[str, ...]] = {
     "alert.pending": ("alert", "labels", "fingerprint", "value"),
     "alert.firing": ("alert", "labels", "fingerprint", "value"),
     "alert.resolved": ("alert", "labels", "fingerprint"),
+    "rule.health": ("rule", "group", "health", "error", "t_eval"),
     "probe.result": ("fault", "ok", "success", "p95_ms", "detail"),
     "repair.check": ("fault", "recovered_at", "ok", "detail"),
     "health.sample": ("services", "routes"),
@@ -60,6 +63,8 @@ PAYLOAD_TYPES: dict[str, dict[str, Any]] = {
     "alert.pending": {"alert": _STR, "labels": {"*": _STR}, "fingerprint": _STR, "id": _STR, "active_at": _NUM},
     "alert.firing": {"alert": _STR, "labels": {"*": _STR}, "fingerprint": _STR, "id": _STR, "active_at": _NUM},
     "alert.resolved": {"alert": _STR, "labels": {"*": _STR}, "fingerprint": _STR, "id": _STR},
+    "rule.health": {"rule": _STR, "group": _STR, "index": _INT, "type": _STR, "health": _STR, "error": (_STR, None),
+                    "t_eval": _NUM},
     "probe.result": {"fault": _STR, "ok": _BOOL, "success": (_NUM, None), "p95_ms": (_NUM, None),
                      "detail": _STR},
     "repair.check": {"fault": _STR, "recovered_at": _NUM, "ok": _BOOL, "detail": _STR},

@@ -3,7 +3,7 @@
 :class:`Orchestrator` hosts the simulated cluster in-process and walks the schedule on
 the virtual clock (as fast as possible) or a wall clock (1x, or faster for practice):
 
-* at each scheduled time it injects a fault (:func:`faults.inject.inject`), reverts one at
+* at each scheduled time it injects a fault (:meth:`engine.substrate.Substrate.apply_fault`), reverts one at
   the end of its lifetime, ships a benign change or starts/ends a load burst;
 * every evaluation interval (15 s of run time, Prometheus' default) it records the
   changes the pipeline deployed, evaluates the alert rules (when an alert source is
@@ -19,7 +19,6 @@ can step it between frames.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 import time
@@ -29,21 +28,21 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from alerts.evaluator import AlertEvaluator, AlertTransition
-from alerts.history import AlertHistory, AlertInstance
+from alerts.history import AlertHistory
 from alerts.rules import DEFAULT_PACK, load_pack, pack_files, pack_identity
 from engine.apps.model import Probe, Resources
 from engine.bundle.events import Event, EventStream
+from engine.bundle.layout import APP_FILE, RULES_DIR, RUN_FILE, SCHEDULE_FILE, schedule_digest
+from engine.operate.invocation import Invocation, NoopOperator, Operator, OperatorChannel, RunState, run_invocation
 from engine.operate.tools import ToolBox, ToolResult
 from engine.operate.workspace import Workspace
+from engine.run.clock import Pace, drive
 from engine.run.health import HealthSampler
 from engine.run.identity import engine_identity
-from engine.run.recorder import RUN_FILE, SCHEDULE_FILE, HiddenRecorder, RunRecorder
-from engine.sim.fork import fork as fork_simulation
+from engine.run.recorder import HiddenRecorder, RunRecorder
+from engine.run.substrates import open_substrate
 from engine.sim.series import SeriesStore
-from engine.sim.simulator import Simulator
-from engine.substrate import SubstrateError
-from faults.inject import FaultInstance, finish_revert, inject, revert
-from faults.probes import evaluate_probe
+from engine.substrate import FaultInstance, Substrate, SubstrateError
 from faults.schedule import TEMPLATE_KINDS, BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
 from faults.spec import FaultSpec, load_catalog
 from scoring.gates import RESTART_READY_TIMEOUT_S, RESTART_SETTLE_S, soak_complete_at
@@ -53,15 +52,8 @@ EVAL_INTERVAL_S = 15.0
 interval."""
 CADENCE_S = 60.0
 """Operator invocation cadence (DESIGN section 7)."""
-GROUND_TRUTH_OPERATORS = ("oracle", "one-per-fault")
-"""Built-in operators that read ground truth (validation only): their runs are marked
-``"oracle": true`` in ``run.start`` and never ranked on a leaderboard."""
 TAIL_S = 60.0
 """Run time after the schedule's end, so the last reverts show up in alerts and probes."""
-APP_FILE = "app.yaml"
-"""The app model a recorded run carries (the file's text, as loaded)."""
-RULES_DIR = "rules"
-"""Where a recorded run carries its rule pack's files."""
 
 
 class AlertSource(Protocol):
@@ -75,51 +67,6 @@ class AlertSource(Protocol):
     def step(self, store: SeriesStore | None, until: float) -> list[AlertTransition]:
         """Evaluate at every interval boundary up to ``until``; the transitions, in order."""
         ...
-
-
-@dataclass
-class Invocation:
-    """One operator invocation: what the engine hands the operator every cadence.
-
-    Attributes:
-        number: 1, 2, ... in run order.
-        t: run time at invocation, seconds.
-        alerts: the cumulative alert history (every instance so far, oldest first).
-        new_alerts: instances that changed state since the previous invocation.
-        workspace: the operator's persistent workspace.
-        tools: the tool box (every call goes through the policy layer and costs run time).
-    """
-
-    number: int
-    t: float
-    alerts: list[AlertInstance]
-    new_alerts: list[AlertInstance]
-    workspace: Workspace
-    tools: ToolBox
-
-    def call(self, tool: str, **args: Any) -> ToolResult:
-        """Call a tool with keyword arguments (see :mod:`engine.operate.tools`)."""
-        return self.tools.call(tool, args)
-
-
-class Operator(Protocol):
-    """What the run loop needs from an operator (see :mod:`engine.operate.operators`)."""
-
-    name: str
-
-    def invoke(self, inv: Invocation) -> None:
-        """Act for one invocation; called every cadence."""
-        ...
-
-
-@dataclass
-class NoopOperator:
-    """Does nothing: the baseline every fault must fail against."""
-
-    name: str = "noop"
-
-    def invoke(self, inv: Invocation) -> None:
-        return None
 
 
 @dataclass
@@ -143,7 +90,34 @@ class FaultRecord:
         return sum(1 for _, ok in self.probes if not ok) / len(self.probes) if self.probes else 0.0
 
 
-def fault_services(sim: Simulator, spec: FaultSpec) -> list[str]:
+@dataclass(frozen=True)
+class GroundTruthHandle:
+    """:class:`engine.operate.invocation.GroundTruth` for a run: its fault records and its cluster."""
+
+    faults: dict[str, FaultRecord]
+    cluster: Substrate
+
+
+@dataclass(frozen=True)
+class _OperatorAnswers:
+    """The run's side of an operator's requests (:class:`engine.operate.invocation.RunSide`)."""
+
+    run: Orchestrator
+
+    def call_tool(self, tool: str, args: Any, tokens: Any) -> ToolResult:
+        return self.run.tools.call(tool, args, tokens=tokens)
+
+    def record(self, kind: str, payload: dict[str, Any]) -> None:
+        self.run.emit(kind, payload)
+
+    def state(self) -> RunState:
+        return RunState(self.run.now, self.run.over, self.run.next_invocation_t)
+
+    def incidents(self) -> dict[str, dict[str, object]]:
+        return self.run.tools.incidents.incidents
+
+
+def fault_services(sim: Substrate, spec: FaultSpec) -> list[str]:
     """The services an act must target to work on a fault (its ``artifact_services``): the
     target, where the responsible artifact lives (the flag's service, the remedy's service),
     and for a zone outage every service with a pod on the lost zone's nodes at injection (each
@@ -155,12 +129,9 @@ def fault_services(sim: Simulator, spec: FaultSpec) -> list[str]:
         out.add(spec.remedy.service)
     if spec.mechanism == "zone-outage" and spec.runtime is not None and spec.runtime.zone is not None:
         nodes = set(sim.zone_nodes(spec.runtime.zone))
-        out.update(p.service for p in sim.cluster.pods.values() if p.node in nodes and not p.terminating)
-    return sorted(s for s in out if s in sim.cluster.workloads)
-
-
-def schedule_digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+        out.update(p.service for p in sim.pods() if p.node in nodes and not p.terminating)
+    workloads = set(sim.app.service_names())
+    return sorted(s for s in out if s in workloads)
 
 
 class Orchestrator:
@@ -186,6 +157,9 @@ class Orchestrator:
             so the live run directory holds no readable ground truth (the default); False
             writes ``events.jsonl`` and ``schedule.yaml`` in the clear as the run goes (tests,
             debugging).
+        substrate: the cluster to run on, at run time 0 (default: the schedule's app on the
+            embedded simulator, from :func:`engine.run.substrates.open_substrate`; the run loop
+            never constructs one itself).
 
     A recorded run also writes the inputs its score depends on, in the clear (they hold no
     ground truth): ``app.yaml`` (the app model file) and ``rules/`` (the rule pack's files).
@@ -207,6 +181,7 @@ class Orchestrator:
         subscribers: tuple[Callable[[Event], None], ...] = (),
         rules: str = DEFAULT_PACK,
         hide_truth: bool = True,
+        substrate: Substrate | None = None,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall', not {clock!r}")
@@ -241,7 +216,7 @@ class Orchestrator:
         self._fault_images = {f.config.image for f in self.catalog.values() if f.config is not None and f.config.image}
         self._benign_done: dict[tuple[str, str, int], tuple[str, Any, Any]] = {}
         """Benign template changes applied: (service, kind, at) -> (field, value replaced, value set)."""
-        self.sim = Simulator(schedule.app, seed=self.seed)
+        self.sim: Substrate = substrate if substrate is not None else open_substrate(schedule.app, seed=self.seed)
         self.stream = EventStream()
         for fn in subscribers:
             self.stream.subscribe(fn)
@@ -279,6 +254,7 @@ class Orchestrator:
         self.replay_stop: Callable[[], float | None] | None = None
         """The run time of the next such call, so the loop stops there (replay only)."""
         self._last_invoke_t = 0.0
+        self._last_flush = 0.0
         self.started = False
         self.finished = False
 
@@ -309,7 +285,7 @@ class Orchestrator:
             "eval_interval_s": EVAL_INTERVAL_S,
             "cadence_s": self.cadence_s,
             "schedule_sha256": schedule_digest(self.schedule_text),
-            "oracle": self.operator.name in GROUND_TRUTH_OPERATORS,
+            "oracle": bool(getattr(self.operator, "ground_truth", False)),
             "rule_pack": self.rule_pack if self.alert_source is not None else None,
             "edges": [list(e) for e in self.sim.app.edges()],
             "engine": self.engine_info,
@@ -329,20 +305,25 @@ class Orchestrator:
         return int(self.metrics_server.start())
 
     def run(self) -> None:
-        """Run the whole schedule to the end (virtual clock: as fast as possible)."""
+        """Run the whole schedule to the end, on the virtual clock (as fast as possible) or
+        paced against the wall clock (:func:`engine.run.clock.drive`), and close the recorder."""
         self.start()
-        wall0 = time.monotonic()
-        while not self.finished:
-            target = min(self.now + EVAL_INTERVAL_S, self.end_t)
-            if self.clock == "wall":
-                due = wall0 + target / self.speed
-                delay = due - time.monotonic()
-                if delay > 0:
-                    if self.recorder is not None:
-                        self.recorder.flush()  # nothing recorded waits in a buffer while we sleep
-                    time.sleep(delay)
-            self.advance_to(target)
+        drive(self, Pace(self.speed if self.clock == "wall" else None), slice_s=EVAL_INTERVAL_S,
+              idle=self._flush_recorder)
         self.close()
+
+    def _flush_recorder(self) -> None:
+        """While the loop waits for the wall clock: flush the recorder (at most once a wall
+        second), so nothing recorded waits in a buffer while we sleep."""
+        wall = time.monotonic()
+        if self.recorder is not None and wall - self._last_flush >= 1.0:
+            self._last_flush = wall
+            self.recorder.flush()
+
+    @property
+    def dt(self) -> float:
+        """The simulation tick, seconds (targets are rounded down to whole ticks)."""
+        return float(self.sim.dt)
 
     def advance_to(self, target: float) -> None:
         """Run the loop until run time ``target`` (or the end of the run), in whole ticks:
@@ -413,11 +394,11 @@ class Orchestrator:
             "remedy": spec.remedy.model_dump(exclude_none=True),
             "expected_alerts": list(spec.expected_alerts),
             "artifact_services": rec.services,
-            "replicas_before": self.sim.cluster.workloads[spec.target].replicas,
+            "replicas_before": self.sim.workload(spec.target).replicas,
             "intermittent": spec.intermittent,
         }
         try:
-            rec.instance = inject(self.sim, spec)
+            rec.instance = self.sim.apply_fault(spec)
         except (SubstrateError, KeyError, ValueError) as exc:
             rec.error = str(exc)
             self.emit("fault.inject", {**payload, "changes": [], "error": rec.error})
@@ -431,7 +412,7 @@ class Orchestrator:
         rec = self.faults.get(sf.fault)
         if rec is None or rec.instance is None:
             return
-        changes = revert(self.sim, rec.instance)
+        changes = self.sim.revert_fault(rec.instance)
         if rec.instance.effect_ids:
             self._reverting.append(rec.instance)
         self.emit("fault.revert", {"fault": sf.fault, "changes": [c.id for c in changes]})
@@ -457,10 +438,10 @@ class Orchestrator:
     def _benign_template(self, ch: BenignChange) -> None:
         """Apply a benign image, probe, resources or scale change, or revert one: a revert
         restores the value its change replaced, only while the change's value is still in place."""
-        wl = self.sim.cluster.workloads.get(ch.service)
-        if wl is None:
+        try:
+            wl = self.sim.workload(ch.service)
+        except SubstrateError:
             return
-        tpl = wl.template
         attr = {"image": "image", "resources": "resources", "scale": "replicas"}.get(ch.kind) \
             or f"{ch.probe or 'readiness'}_probe"
         if ch.revert_of is not None:
@@ -468,12 +449,12 @@ class Orchestrator:
             if done is None:
                 return
             attr, before, after = done
-            now = wl.replicas if attr == "replicas" else getattr(tpl, attr)
+            now = getattr(wl, attr)
             if now != after:
                 return  # changed since: the revert would undo someone else's change
             value = before
         else:
-            before = wl.replicas if attr == "replicas" else getattr(tpl, attr)
+            before = getattr(wl, attr)
             value = self._benign_value(ch, before)
             if value is None:
                 return
@@ -528,14 +509,19 @@ class Orchestrator:
                 self.emit("change.deploy", {"change": ch.id, "service": ch.service, "kind": ch.kind,
                                             "summary": ch.summary, "author": ch.author, "revision": ch.revision,
                                             "commit": ch.commit, "image": ch.image})
-        self._reverting = [i for i in self._reverting if not finish_revert(self.sim, i)]
+        self._reverting = [i for i in self._reverting if not self.sim.finish_revert(i)]
         if self.alert_source is not None:
             for tr in self.alert_source.step(self.sim.store, self.now):
                 self._emit_alert(tr)
+            from alerts.health import RuleHealthSource
+
+            if isinstance(self.alert_source, RuleHealthSource):  # a rule that breaks must not go silent
+                for change in self.alert_source.take_rule_health_changes():
+                    self.emit("rule.health", change.to_payload())
         for rec in self.faults.values():
             if rec.instance is None or not rec.instance.active:
                 continue
-            res = evaluate_probe(self.sim, rec.spec.probe, rec.spec.probe_anchor)
+            res = self.sim.probe(rec.spec.probe, rec.spec.probe_anchor)
             failed_before = bool(rec.probes) and not rec.probes[-1][1]
             rec.probes.append((self.now, res.ok))
             self.emit("probe.result", {"fault": rec.spec.id, "ok": res.ok, "success": round(res.success, 5),
@@ -587,6 +573,8 @@ class Orchestrator:
                          "summary": tr.annotations.get("summary", "")})
 
     def _invoke(self) -> None:
+        """Invoke the operator with its view of the run (:mod:`engine.operate.invocation`): on its
+        own thread, answering its requests here; ground truth only to an operator declaring it."""
         self._invocations += 1
         history = self.alert_history
         alerts = list(history.instances) if history is not None else []
@@ -597,12 +585,20 @@ class Orchestrator:
                                    "alerts": len(alerts), "new_alerts": len(new)})
         self.tools.invocation = self._invocations
         self.tools.policy.new_invocation()
-        inv = Invocation(self._invocations, self.now, alerts, new, self.workspace, self.tools)
+        truth = GroundTruthHandle(self.faults, self.sim) if getattr(self.operator, "ground_truth", False) else None
+        run_dir = self.recorder.dir if self.recorder is not None else None
+        inv = Invocation(self._invocations, self.now, alerts, new, self.workspace, self.sim.app, self.cadence_s,
+                         run_dir, self.operator.name, OperatorChannel(), truth)
         self._in_invocation = True
         try:
-            self.operator.invoke(inv)
+            run_invocation(self.operator, inv, _OperatorAnswers(self))
         finally:
             self._in_invocation = False
+
+    @property
+    def in_invocation(self) -> bool:
+        """True while the operator's invocation runs (its tool calls are marked so)."""
+        return self._in_invocation
 
     def spend(self, seconds: float) -> None:
         """Let ``seconds`` of run time pass during an invocation (a tool call's modeled cost).
@@ -648,7 +644,8 @@ class Orchestrator:
     # ----------------------------------------------------------------- summary
 
     def summary(self) -> str:
-        """What was injected and what the probes saw, as a plain-text table."""
+        """What was injected and what the probes saw, as a plain-text table; then the rules whose
+        evaluation failed during the run, if any (:func:`alerts.health.health_report`)."""
         lines = [f"run {self.run_id}: {self.now / 60:.1f} min of run time, {len(self.stream.events)} events", "",
                  f"{'AT':>6} {'FAULT':44} {'TARGET':28} {'PROBE FAILING':>13}  NOTE"]
         for rec in sorted(self.faults.values(), key=lambda r: r.scheduled.at):
@@ -656,6 +653,11 @@ class Orchestrator:
             share = f"{100 * rec.failing_share:5.0f}% of {len(rec.probes):3d}" if rec.probes else "-"
             note = f"not injected: {rec.error}" if rec.error else ""
             lines.append(f"{at:>6} {rec.spec.id[:44]:44} {rec.spec.target[:28]:28} {share:>13}  {note}")
+        from alerts.health import health_report
+
+        health = health_report(e.payload for e in self.stream.events if e.kind == "rule.health")
+        if health:
+            lines += ["", *health]
         return "\n".join(lines)
 
 
@@ -680,7 +682,7 @@ def _add_comment(path: str, text: str, note: str) -> str:
     return comment + text
 
 
-def restart_survives(sim: Simulator, spec: FaultSpec) -> tuple[bool, str]:
+def restart_survives(sim: Substrate, spec: FaultSpec) -> tuple[bool, str]:
     """Whether the fault's repair survives a restart of every pod of its target.
 
     Forks the simulation twice (the run itself is untouched). In one fork every pod of the
@@ -694,20 +696,19 @@ def restart_survives(sim: Simulator, spec: FaultSpec) -> tuple[bool, str]:
     Returns:
         (ok, a short explanation).
     """
-    restarted = fork_simulation(sim, drop_pending_builds=True)
-    untouched = fork_simulation(sim, drop_pending_builds=True)
+    restarted = sim.fork(drop_pending_builds=True)
+    untouched = sim.fork(drop_pending_builds=True)
     target = spec.target
-    pods = sorted(p.name for p in restarted.cluster.pods.values() if p.service == target and not p.terminating)
+    pods = sorted(p.name for p in restarted.pods(target) if not p.terminating)
     for name in pods:
         restarted.restart_pod(name)
     deadline = restarted.now + RESTART_READY_TIMEOUT_S
     ready_at = None
     while restarted.now < deadline - 1e-9:
         restarted.advance(restarted.now + EVAL_INTERVAL_S)
-        wl = restarted.cluster.workloads[target]
-        live = [p for p in wl.all_pods() if not p.terminating]
+        live = [p for p in restarted.pods(target) if not p.terminating]
         if live and all(p.ready for p in live) and not any(p.name in pods for p in live) \
-                and len(live) >= wl.replicas:
+                and len(live) >= restarted.workload(target).replicas:
             ready_at = restarted.now
             break
     if ready_at is None:
@@ -716,8 +717,8 @@ def restart_survives(sim: Simulator, spec: FaultSpec) -> tuple[bool, str]:
     judge_at = ready_at + RESTART_SETTLE_S
     restarted.advance(judge_at)
     untouched.advance(judge_at)
-    after = evaluate_probe(restarted, spec.probe, spec.probe_anchor)
-    without = evaluate_probe(untouched, spec.probe, spec.probe_anchor)
+    after = restarted.probe(spec.probe, spec.probe_anchor)
+    without = untouched.probe(spec.probe, spec.probe_anchor)
     head = f"restarted {len(pods)} pods of {target}; ready after {ready_at - sim.now:.0f} s; "
     if after.ok:
         return True, head + f"probe passes {RESTART_SETTLE_S:.0f} s later: {after.detail}"

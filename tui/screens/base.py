@@ -177,7 +177,8 @@ class RunScreen(Screen[None]):
         return HeaderState(mode=self.MODE, run_id=self.model.run_id, app=str(m.get("app", "")), seed=m.get("seed"),
                            regime=str(m.get("regime", "")), operator=str(m.get("operator", "")), now=self.now,
                            total=self.model.duration_s, state=self.state_label(), notice=self.notice,
-                           notice_error=self.notice_error, speed=self.speed_label())
+                           notice_error=self.notice_error, speed=self.speed_label(),
+                           rules_failing=len(self.model.failing_rules()))
 
     def state_label(self) -> str:
         return "ended" if self.model.ended else "running"

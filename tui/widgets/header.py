@@ -1,8 +1,12 @@
 """The run header (k9s style): mode, run id, app, seed, regime, run clock against the
-schedule's length, speed, paused or ended, and the latest notice.
+schedule's length, speed, paused or ended, rule health, and the latest notice.
+
+Rule health, as Prometheus' rules page shows it: while any alert or recording rule's latest
+evaluation failed, ``rules: N failing`` in the warning colour (such a rule raises no new
+alert, so an operator must know the alert history is incomplete); nothing while all are healthy.
 
 One line; when the terminal is narrow, the least important parts are dropped first
-(notice, then run id, then the progress bar).
+(notice, then run id, then the progress bar); rule health is never dropped.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ MODE_STYLES = {
     "PRACTICE": "bold black on magenta",
     "REPLAY": "bold black on cyan",
 }
+RULES_FAILING_STYLE = "bold black on dark_orange"
+"""The warning colour of ``rules: N failing``."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,8 @@ class HeaderState:
     state: str = "starting"
     notice: str = ""
     notice_error: bool = False
+    rules_failing: int = 0
+    """Rules whose latest evaluation failed (``rule.health``)."""
 
 
 def speed_label(speed: float | None) -> str:
@@ -79,6 +87,8 @@ class RunHeader(Widget):
         run_id = Text(f" {s.run_id} ", style="dim")
         notice = Text(f" {s.notice} ", style="bold red" if s.notice_error else "italic")
         parts = [badge, what, clock, progress, speed, state, run_id, notice]
+        if s.rules_failing:
+            parts.insert(6, Text(f" rules: {s.rules_failing} failing ", style=RULES_FAILING_STYLE))
         for drop in (notice, run_id, progress, what):
             if sum(p.cell_len for p in parts) <= width:
                 break
