@@ -32,10 +32,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.bundle.format import seal, verify  # noqa: E402
+from engine.bundle.format import verify  # noqa: E402
 from engine.operate.operators import make_operator  # noqa: E402
 from engine.run.orchestrator import Orchestrator  # noqa: E402
 from engine.run.replay import replay  # noqa: E402
+from engine.run.sealinputs import seal_run  # noqa: E402
 from faults.schedule import generate  # noqa: E402
 from faults.spec import load_catalog  # noqa: E402
 from tests.forgery import flip_first_failing_probe, forge  # noqa: E402
@@ -75,7 +76,7 @@ def forgeries(work: Path) -> tuple[int, int, int, int]:
         for op in ("noop", "runbook", "oracle"):
             run_dir = work / f"{app}-{op}"
             Orchestrator(generate(app, 1, "short-5"), operator=make_operator(op), run_dir=run_dir).run()
-            honest.append(seal(run_dir))
+            honest.append(seal_run(run_dir))
     clean = sum(1 for b in honest if replay(b, remember=False).ok)
     target = honest[1]  # online-boutique runbook
     rechained = forge(target, work / "f-rechained", flip_first_failing_probe, reseal=False)
@@ -109,7 +110,7 @@ def big_arguments(work: Path) -> float:
             for _ in range(8):
                 run.tools.call("code_search", {"service": "frontend", "pattern": "x" * 10_000_000})
         run.run()
-        sizes.append(seal(run_dir).stat().st_size)
+        sizes.append(seal_run(run_dir).stat().st_size)
     return sizes[1] / sizes[0]
 
 
@@ -119,7 +120,7 @@ def marathon_replay(work: Path) -> tuple[float, float, float]:
     t0 = time.monotonic()
     Orchestrator(generate("train-ticket", 1, "marathon"), operator=make_operator("runbook"), run_dir=run_dir).run()
     t1 = time.monotonic()
-    bundle = seal(run_dir)
+    bundle = seal_run(run_dir)
     t2 = time.monotonic()
     rep = replay(bundle, remember=False)
     assert rep.ok, rep.format()

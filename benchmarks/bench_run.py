@@ -18,9 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.bundle.format import seal, verify
+from engine.bundle.format import verify
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 from scoring.cli import load_score
 
@@ -41,7 +42,7 @@ def main() -> None:
             run = Orchestrator(sched, operator=make_operator(agent), run_dir=run_dir)
             run.run()
             t1 = time.perf_counter()
-            bundle = seal(run_dir)
+            bundle = seal_run(run_dir)
             t2 = time.perf_counter()
             report = verify(bundle)
             t3 = time.perf_counter()

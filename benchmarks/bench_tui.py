@@ -30,9 +30,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.bundle.events import Event
-from engine.bundle.format import open_bundle, seal
+from engine.bundle.format import open_bundle
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 from tui.app import MarathonApp
 from tui.screens.replay import ReplayScreen
@@ -58,7 +59,7 @@ def record(directory: Path) -> tuple[Path, float, int]:
     started = time.perf_counter()
     run.run()
     wall = time.perf_counter() - started
-    return seal(directory / "tt"), wall, len(run.stream.events)
+    return seal_run(directory / "tt"), wall, len(run.stream.events)
 
 
 class _Fed(WatchScreen):

@@ -24,6 +24,9 @@ from engine.apps.model import AppModelError, builtin_apps, load_app
 from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
 from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
+from engine.run.counterfactual import noop_counterfactual
+from engine.run.replay import replay
+from engine.run.sealinputs import complete_inputs
 from engine.serve.cli import add_serve_arguments
 from scoring.cli import add_report_arguments, add_score_arguments
 from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
@@ -230,9 +233,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         run.close()
         print(f"\ninterrupted at run time {run.now / 60:.1f} min", file=sys.stderr)
         if run_dir is not None:
-            from engine.bundle.format import seal
+            from engine.run.sealinputs import seal_run
 
-            bundle = seal(run_dir, recover=True)
+            bundle = seal_run(run_dir, recover=True)
             print(f"sealed the incomplete run: {bundle}", file=sys.stderr)
         return 130
     wall = time.perf_counter() - started
@@ -242,9 +245,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"marathon: warning: {len(llm_failed)} of {len(llm_calls)} model calls failed (last: "
               f"{llm_failed[-1].payload['error']}); the agent acted without its model for those", file=sys.stderr)
     if run_dir is not None:
-        from engine.bundle.format import seal
+        from engine.run.sealinputs import seal_run
 
-        bundle = seal(run_dir)
+        bundle = seal_run(run_dir)
         print(f"sealed bundle: {bundle}  (score it: marathon score {bundle})")
     return 0
 
@@ -385,15 +388,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_replay_arguments(p)
 
     p = sub.add_parser("seal", help="seal a run directory into one bundle file")
-    add_seal_arguments(p)
+    add_seal_arguments(p, inputs=complete_inputs)
     p = sub.add_parser("verify", help="verify a bundle: sealed, complete, unchanged; --replay re-executes it")
-    add_verify_arguments(p)
+    add_verify_arguments(p, replay=replay)
     p = sub.add_parser("keys", help="make or show the Ed25519 key seals sign bundles with")
     add_keys_arguments(p)
     p = sub.add_parser("score", help="score sealed bundles into a leaderboard")
-    add_score_arguments(p)
+    add_score_arguments(p, noop=noop_counterfactual)
     p = sub.add_parser("report", help="write an HTML report with plots for one bundle")
-    add_report_arguments(p)
+    add_report_arguments(p, noop=noop_counterfactual)
     p = sub.add_parser("serve", help="run a marathon for an external agent over MCP and an HTTP JSON API")
     add_serve_arguments(p)
 

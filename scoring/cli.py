@@ -2,6 +2,13 @@
 
 A bundle is verified before it is scored; a bundle that is unsealed or does not verify is
 refused unless ``--allow-unverified`` is given, and then every output marks it.
+
+Scoring reads only the bundle (DESIGN section 8): the app model, the no-op counterfactual
+and the events it carries, and the replay verdict recorded for its head
+(:mod:`engine.bundle.replaystatus`). A bundle sealed before it carried a counterfactual is
+re-simulated only through a :data:`scoring.counterfactual.NoopProvider` the command layer
+injects (``marathon`` passes the run side's ``noop_counterfactual``, ``engine/run/counterfactual.py``);
+without one its repair credit is provisional, and the message says so.
 """
 
 from __future__ import annotations
@@ -11,10 +18,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from scoring.counterfactual import Counterfactual, NoopProvider
 from scoring.score import FORMULA_VERSION, FORMULAS, RunScore
 
 
-def add_score_arguments(p: argparse.ArgumentParser) -> None:
+def add_score_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None = None) -> None:
+    """Declare ``marathon score``'s arguments on ``p`` and set ``func``.
+
+    Args:
+        p: the ``score`` sub-parser.
+        noop: re-simulates the no-op counterfactual of a bundle that carries none (None:
+            such a bundle is scored with provisional repair credit).
+    """
     p.add_argument("bundles", nargs="+", help="sealed bundles (.marathon) or sealed run directories")
     p.add_argument("--json", action="store_true", help="canonical JSON (byte-identical for the same inputs)")
     p.add_argument("--faults", action="store_true", help="also print per-fault detail of every run")
@@ -30,15 +45,17 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-incomplete", action="store_true",
                    help="rank runs that stopped before the schedule's end too (marked); by default they are "
                         "listed but left out of the leaderboard")
-    p.set_defaults(func=cmd_score)
+    p.set_defaults(func=cmd_score, noop_provider=noop)
 
 
-def add_report_arguments(p: argparse.ArgumentParser) -> None:
+def add_report_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None = None) -> None:
+    """Declare ``marathon report``'s arguments on ``p`` and set ``func`` (``noop``: as for
+    :func:`add_score_arguments`)."""
     p.add_argument("bundle", help="a sealed bundle or run directory")
     p.add_argument("-o", "--output", required=True, help="directory to write index.html and the plots into")
     p.add_argument("--allow-unverified", action="store_true",
                    help="report on an unsealed or damaged bundle too, clearly marked")
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, noop_provider=noop)
 
 
 INCOMPLETE = "INCOMPLETE"
@@ -50,14 +67,24 @@ class ScoreError(Exception):
 
 
 def load_score(path: str, *, allow_unverified: bool = False, degradation: bool = True,
-               formula: str = FORMULA_VERSION) -> tuple[RunScore, list]:  # type: ignore[type-arg]
+               formula: str = FORMULA_VERSION,
+               noop: NoopProvider | None = None) -> tuple[RunScore, list]:  # type: ignore[type-arg]
     """Verify and score one bundle.
+
+    Args:
+        path: a bundle file or a sealed (or, with ``allow_unverified``, unsealed) run directory.
+        allow_unverified: score a bundle that does not verify, marked in ``integrity``.
+        degradation: judge against the no-op counterfactual (False: provisional repair credit,
+            no degradation).
+        formula: which of :data:`scoring.score.FORMULAS` the score reports.
+        noop: re-simulates the no-op counterfactual when the bundle carries none (module
+            docstring); None: such a bundle is scored provisionally, with a message.
 
     Raises:
         ScoreError: not a bundle, not intact (without ``allow_unverified``), not a run.
     """
     from engine.bundle.format import BundleError, open_bundle, verify
-    from scoring.counterfactual import noop_counterfactual
+    from engine.bundle.replaystatus import replay_status
     from scoring.score import score_events
 
     try:
@@ -88,32 +115,43 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     except (BundleError, OSError, ValueError) as exc:
         raise ScoreError(str(exc)) from None
     model = bundle_app_model(bundle, path)
-    noop = None
+    counterfactual = None
     if degradation:
-        noop = bundle_counterfactual(bundle, path)
-        if noop is None:  # a bundle sealed before it carried one: re-simulate on this engine
-            try:
-                noop = noop_counterfactual(str(meta["app"]), int(meta["seed"]), bundle.schedule_text)
-                print(f"marathon: {path}: the bundle carries no counterfactual; re-simulated the no-op run on the "
-                      "installed engine", file=sys.stderr)
-            except Exception as exc:  # a schedule this version cannot replay: provisional repair credit
-                print(f"marathon: {path}: no-op counterfactual unavailable ({exc}); repair credit is provisional",
-                      file=sys.stderr)
+        counterfactual = bundle_counterfactual(bundle, path)
+        if counterfactual is None:  # a bundle sealed before it carried one: re-simulate on this engine
+            counterfactual = _resimulated(noop, meta, bundle, path)
     try:
-        score = score_events(events, app=model, counterfactual=noop, integrity=integrity, formula=formula)
+        score = score_events(events, app=model, counterfactual=counterfactual, integrity=integrity,
+                             formula=formula)
     except (ValueError, KeyError) as exc:
         raise ScoreError(f"{path}: {exc}") from None
-    from engine.run.replay import replay_status
-
     score.replayed = replay_status(report.head)
     score.custom_schedule = not _generated_schedule(meta)
     return score, events
 
 
+def _resimulated(noop: NoopProvider | None, meta: dict[str, Any], bundle: Any, path: str) -> Counterfactual | None:
+    """The no-op counterfactual of a bundle that carries none, re-simulated by ``noop``; None
+    (provisional repair credit) when there is no ``noop`` or it fails. Says which on stderr."""
+    if noop is None:
+        print(f"marathon: {path}: the bundle carries no counterfactual and none can be re-simulated here; repair "
+              "credit is provisional", file=sys.stderr)
+        return None
+    try:
+        result = noop(str(meta["app"]), int(meta["seed"]), bundle.schedule_text)
+    except Exception as exc:  # a schedule this version cannot replay: provisional repair credit
+        print(f"marathon: {path}: no-op counterfactual unavailable ({exc}); repair credit is provisional",
+              file=sys.stderr)
+        return None
+    print(f"marathon: {path}: the bundle carries no counterfactual; re-simulated the no-op run on the "
+          "installed engine", file=sys.stderr)
+    return result
+
+
 def _generated_schedule(meta: dict[str, Any]) -> bool:
     """Whether the run replayed the schedule this engine generates for its app, regime and seed
     (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart)."""
-    from engine.run.orchestrator import schedule_digest
+    from engine.bundle.layout import schedule_digest
     from faults.schedule import dump_schedule, generate
 
     try:
@@ -131,8 +169,8 @@ def bundle_app_model(bundle: Any, path: str | Path) -> Any:
         ScoreError: the carried model does not load.
     """
     from engine.apps.model import AppModelError, parse_app
+    from engine.bundle.layout import APP_FILE
     from engine.inputs.safeyaml import parse_yaml
-    from engine.run.orchestrator import APP_FILE
 
     if APP_FILE not in bundle.names():
         return None
@@ -148,8 +186,7 @@ def bundle_counterfactual(bundle: Any, path: str | Path) -> Any:
     Raises:
         ScoreError: the carried counterfactual is malformed.
     """
-    from engine.run.sealinputs import COUNTERFACTUAL_FILE
-    from scoring.counterfactual import Counterfactual
+    from engine.bundle.layout import COUNTERFACTUAL_FILE
 
     if COUNTERFACTUAL_FILE not in bundle.names():
         return None
@@ -167,7 +204,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     for path in args.bundles:
         try:
             score, events = load_score(path, allow_unverified=args.allow_unverified,
-                                       degradation=not args.no_degradation, formula=args.formula)
+                                       degradation=not args.no_degradation, formula=args.formula,
+                                       noop=getattr(args, "noop_provider", None))
         except ScoreError as exc:
             print(f"marathon: {exc}", file=sys.stderr)
             return 2
@@ -210,7 +248,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from scoring.report import write_report
 
     try:
-        score, events = load_score(args.bundle, allow_unverified=args.allow_unverified)
+        score, events = load_score(args.bundle, allow_unverified=args.allow_unverified,
+                                   noop=getattr(args, "noop_provider", None))
     except ScoreError as exc:
         print(f"marathon: {exc}", file=sys.stderr)
         return 2

@@ -1,9 +1,9 @@
 """The no-op counterfactual a run is judged against: what would have happened had nobody acted.
 
-On the embedded simulator a run's no-op counterfactual is produced deterministically: the
-same schedule replayed with the same seed and no operator. Operators and alert evaluation
-never change what the simulator does on its own, so the no-op run shows exactly what the
-run's users would have seen had nobody acted. The scorer reads from it:
+The no-op run is the same schedule replayed with the same seed and no operator; the run
+side re-simulates it (``engine/run/counterfactual.py``) and the seal stores the result in
+the bundle (``counterfactual.json``), so the scorer reads it from the bundle like every
+other piece of evidence. The scorer reads from it:
 
 * the user-facing SLO-violation time (degradation, 100 = no better than doing nothing);
 * every fault's probe samples (the repair gate "the probe would still be failing": no
@@ -11,25 +11,19 @@ run's users would have seen had nobody acted. The scorer reads from it:
 * per route, the samples at which the route violated its SLO (the blast-radius gate);
 * per store, its data generation at each sample (the data gate).
 
-:class:`Counterfactual` is JSON-able; :func:`noop_counterfactual` caches it per (app, seed,
-schedule digest, engine code digest) under ``$SRE_MARATHON_CACHE`` (default
-``~/.cache/sre-marathon``), so a code change never reuses a stale counterfactual, and the
-score records which no-op run it compared against (its event-stream head hash).
+:class:`Counterfactual` is JSON-able; :func:`counterfactual_from_events` reduces a recorded
+no-op run's events to one, and the score records which no-op run it compared against (its
+event-stream head hash). :data:`NoopProvider` is how the command layer hands the scorer a
+way to re-simulate one for a bundle that carries none.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from engine.bundle.events import Event
-
-CACHE_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -141,59 +135,8 @@ def counterfactual_from_events(events: Sequence[Event], slos: Mapping[str, tuple
                           replicas=replicas, schedule_sha256=schedule_sha256 or str(meta.get("schedule_sha256", "")))
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("SRE_MARATHON_CACHE") or str(Path.home() / ".cache" / "sre-marathon")
-    return Path(root) / "noop"
 
-
-def code_digest() -> str:
-    """SHA-256 over the engine's code (:func:`engine.run.identity.code_sha256`: the simulator, the
-    app models and their source trees, the fault catalogs, the orchestrator, the tools and the
-    scorer), so the cache never outlives a code change: the no-op run's head hash, which the
-    counterfactual's reference names, covers ``run.start``'s engine identity."""
-    from engine.run.identity import code_sha256
-
-    return code_sha256()
-
-
-def noop_counterfactual(app: str, seed: int, schedule_text: str, *, use_cache: bool = True) -> Counterfactual:
-    """The no-op counterfactual of a schedule, re-simulated (or from the cache).
-
-    Args:
-        app: the app name.
-        seed: the simulation seed of the run.
-        schedule_text: the schedule YAML the run replayed.
-        use_cache: read and write the on-disk cache.
-
-    Raises:
-        ScheduleError: the schedule does not validate against this installation.
-    """
-    digest = hashlib.sha256(schedule_text.encode()).hexdigest()
-    key = hashlib.sha256(f"{CACHE_VERSION}:{app}:{seed}:{digest}:{code_digest()}".encode()).hexdigest()[:24]
-    path = cache_dir() / f"{app}-seed{seed}-{key}.json"
-    if use_cache and path.is_file():
-        try:
-            return Counterfactual.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, KeyError, TypeError):
-            pass  # a damaged cache entry is recomputed
-    import yaml
-
-    from engine.apps.model import load_app
-    from engine.run.orchestrator import EVAL_INTERVAL_S, Orchestrator
-    from faults.schedule import parse_schedule
-
-    sched = parse_schedule(yaml.safe_load(schedule_text), "<bundle schedule>")
-    run = Orchestrator(sched, seed=seed, alert_source=None)
-    run.run()
-    model = load_app(app)
-    slos = {r.name: (r.slo.error_share, r.slo.latency_p95_ms) for r in model.routes}
-    result = counterfactual_from_events(run.stream.events, slos, EVAL_INTERVAL_S, digest)
-    if use_cache:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(result.to_dict(), sort_keys=True), encoding="utf-8")
-            tmp.replace(path)
-        except OSError:
-            pass  # an unwritable cache only costs time
-    return result
+NoopProvider = Callable[[str, int, str], Counterfactual]
+"""``(app, seed, schedule text) -> Counterfactual``: re-simulates the no-op run of a schedule
+(the run side's ``noop_counterfactual``), for bundles sealed without one. The
+command layer injects it; scoring itself never runs anything."""

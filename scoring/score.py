@@ -489,9 +489,10 @@ def _generation_increase(stores: Sequence[tuple[float, dict[str, int]]], lo: flo
     return {s: after.get(s, 0) - before.get(s, after.get(s, 0)) for s in after}
 
 
-def _repair(f: _Fault, fs: FaultScore, t_loc: float | None, run: _Run, model: Any, cf: Counterfactual | None,
-            run_violations: Mapping[str, list[float]], run_stores: Sequence[tuple[float, dict[str, int]]]) -> None:
-    """Judge the repair stage of one fault (gates of :mod:`scoring.gates`); fills ``fs``.
+def _repair_stage(f: _Fault, fs: FaultScore, t_loc: float | None, run: _Run, model: Any, cf: Counterfactual | None,
+                  run_violations: Mapping[str, list[float]],
+                  run_stores: Sequence[tuple[float, dict[str, int]]]) -> None:
+    """Repair: judge the repair stage of one fault (gates of :mod:`scoring.gates`); fills ``fs``.
 
     A recovery is a passing probe sample right after a failing one, following an act on the
     fault. When a gate other than the soak fails for it (a restart's last errors still in the
@@ -588,6 +589,79 @@ def _why(gate: str, gates: Mapping[str, bool | None], t_loc: float | None) -> st
     }[gate]
 
 
+# ---------------------------------------------------------------------------------------------- the stages
+
+
+def _fault_score(fid: str, f: _Fault, run: _Run) -> FaultScore:
+    """A fault's score before any stage is judged: what it was, and how many alerts support it."""
+    p = f.payload
+    w = f.window
+    return FaultScore(fid, str(p.get("title", "")), w.target, str(p["category"]), str(p["mechanism"]), w.t_inject,
+                      w.t_revert, alerts=sum(1 for a in run.alerts.values() if fid in a.support),
+                      services=sorted(f.services))
+
+
+def _correlation_stage(fs: FaultScore, f: _Fault, inc: IncidentRecord, run: _Run) -> None:
+    """Correlation: the incident :func:`assign_incidents` credited for the fault correlates it;
+    time to detection, and the other incidents about the same fault (duplicates). Fills ``fs``."""
+    fs.incident = inc.incident
+    fs.correlated = True
+    fs.detect_after = round(inc.t - f.window.t_inject, 3)
+    fs.evidence.append(f"correlated by {inc.incident} at {inc.t:.0f}s ({len(inc.alerts)} alerts)")
+    fs.duplicates = sorted(i.incident for i in run.incidents if i.fault == fs.fault and i is not inc)
+
+
+def _localization_stage(fs: FaultScore, f: _Fault, inc: IncidentRecord, run: _Run) -> float | None:
+    """Localization: the latest RCA on the correlating incident inside the fault's window names
+    its target (:func:`_localization`); category and artifact matches of that RCA are recorded
+    as accuracies. Fills ``fs``.
+
+    Returns:
+        The run time of localization (seconds), or None when the fault is not localized.
+    """
+    w = f.window
+    p = f.payload
+    rcas = [r for r in inc.rcas if r[0] <= _end(f, run)]
+    if rcas:
+        last = rcas[-1]
+        fs.category_match = last[2] == p["category"]
+        refs = {str(x) for x in p.get("artifact_refs", [p["artifact"]["ref"]])}
+        fs.artifact_match = last[3] in refs
+    t_loc = _localization(f, inc, run)
+    if t_loc is not None:
+        fs.localized = True
+        fs.localize_after = round(t_loc - w.t_inject, 3)
+        fs.evidence.append(f"localized to {w.target} by the RCA at {t_loc:.0f}s")
+    elif rcas:
+        fs.evidence.append(f"latest RCA names {rcas[-1][1]}, not {w.target}")
+    return t_loc
+
+
+def _judge_fault(fid: str, f: _Fault, inc: IncidentRecord | None, run: _Run, model: Any, cf: Counterfactual | None,
+                 run_violations: Mapping[str, list[float]],
+                 run_stores: Sequence[tuple[float, dict[str, int]]]) -> FaultScore:
+    """Every stage of one fault in order -- correlation, localization, repair -- and its outcome class.
+
+    Args:
+        fid: the fault id.
+        f: the fault as read from the run.
+        inc: the incident that correlates it (:func:`assign_incidents`), or None.
+        run: the run's facts.
+        model: the app model.
+        cf: the no-op counterfactual, or None (provisional repair credit).
+        run_violations: route -> run times of the samples at which it violated its SLO.
+        run_stores: ``[(t, {store: data generation})]`` of the run.
+    """
+    fs = _fault_score(fid, f, run)
+    t_loc = None
+    if inc is not None:
+        _correlation_stage(fs, f, inc, run)
+        t_loc = _localization_stage(fs, f, inc, run)
+    _repair_stage(f, fs, t_loc, run, model, cf, run_violations, run_stores)
+    fs.outcome = _outcome(fs, run)
+    return fs
+
+
 # ---------------------------------------------------------------------------------------------- the score
 
 
@@ -615,45 +689,22 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
         raise ValueError("not a run: no run.start event")
     model = app or load_app(str(start.payload["app"]))
     run = _read(events, model)
-    meta = run.meta
     credited = assign_incidents(run)
     slos = {r.name: (r.slo.error_share, r.slo.latency_p95_ms) for r in model.routes}
     run_violations = route_violations(events, slos)
     run_stores = store_generations(events)
+    scores = [_judge_fault(fid, f, credited.get(fid), run, model, counterfactual, run_violations, run_stores)
+              for fid, f in sorted(run.faults.items(), key=lambda kv: (kv[1].window.t_inject, kv[0]))]
+    return _run_score(events, run, scores, run_violations, counterfactual, integrity, formula)
 
-    scores: list[FaultScore] = []
-    for fid, f in sorted(run.faults.items(), key=lambda kv: (kv[1].window.t_inject, kv[0])):
-        p = f.payload
-        w = f.window
-        fs = FaultScore(fid, str(p.get("title", "")), w.target, str(p["category"]), str(p["mechanism"]), w.t_inject,
-                        w.t_revert, alerts=sum(1 for a in run.alerts.values() if fid in a.support),
-                        services=sorted(f.services))
-        inc = credited.get(fid)
-        t_loc = None
-        if inc is not None:
-            fs.incident = inc.incident
-            fs.correlated = True
-            fs.detect_after = round(inc.t - w.t_inject, 3)
-            fs.evidence.append(f"correlated by {inc.incident} at {inc.t:.0f}s ({len(inc.alerts)} alerts)")
-            fs.duplicates = sorted(i.incident for i in run.incidents if i.fault == fid and i is not inc)
-            rcas = [r for r in inc.rcas if r[0] <= _end(f, run)]
-            if rcas:
-                last = rcas[-1]
-                fs.category_match = last[2] == p["category"]
-                refs = {str(x) for x in p.get("artifact_refs", [p["artifact"]["ref"]])}
-                fs.artifact_match = last[3] in refs
-            t_loc = _localization(f, inc, run)
-            if t_loc is not None:
-                fs.localized = True
-                fs.localize_after = round(t_loc - w.t_inject, 3)
-                fs.evidence.append(f"localized to {w.target} by the RCA at {t_loc:.0f}s")
-            elif rcas:
-                fs.evidence.append(f"latest RCA names {rcas[-1][1]}, not {w.target}")
-        _repair(f, fs, t_loc, run, model, counterfactual, run_violations, run_stores)
-        fs.outcome = _outcome(fs, run)
-        scores.append(fs)
 
-    # Declarations.
+def _declarations(run: _Run, scores: Sequence[FaultScore]) -> tuple[int, int]:
+    """Resolutions of incidents about a fault, and the false ones among them: the fault still
+    live and no repair credited by then. Sets each incident's ``false_declarations``.
+
+    Returns:
+        (declarations, false declarations).
+    """
     repaired_at = {fs.fault: fs.credit_t for fs in scores if fs.repaired}
     declarations = 0
     false_decl = 0
@@ -667,21 +718,50 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
             if _live(f, t_r) and (credit_t is None or credit_t > t_r + 1e-9):
                 inc.false_declarations += 1
                 false_decl += 1
+    return declarations, false_decl
 
-    # Actions and risk.
+
+def _action_log(run: _Run) -> list[ActionRecord]:
+    """Every executed act with the services of live faults its target set held (none: risky)."""
     actions: list[ActionRecord] = []
     for a in run.acts:
         live = sorted({s for f in run.faults.values() if _live(f, a.t) for s in f.services & a.targets})
         actions.append(ActionRecord(a.t, a.tool, sorted(a.targets), live, a.operator))
+    return actions
 
-    violation = sum(len(v) for v in run_violations.values()) * float(meta.get("eval_interval_s", 15.0))
-    degradation = noop_violation = reference = None
-    if counterfactual is not None:
-        noop_violation = float(counterfactual.violation_s)
-        reference = counterfactual.reference
-        degradation = round(100.0 * violation / noop_violation, 2) if noop_violation > 0 else 100.0
+
+def _degradation(violation_s: float,
+                 cf: Counterfactual | None) -> tuple[float | None, float | None, str | None]:
+    """Degradation against the no-op run: the run's SLO-violation seconds in percent of the
+    no-op run's (100 when the no-op run violated nothing).
+
+    Returns:
+        (degradation, the no-op run's violation seconds, its reference); all None without ``cf``.
+    """
+    if cf is None:
+        return None, None, None
+    noop_violation = float(cf.violation_s)
+    degradation = round(100.0 * violation_s / noop_violation, 2) if noop_violation > 0 else 100.0
+    return degradation, noop_violation, cf.reference
+
+
+def _usage(events: Sequence[Event]) -> tuple[int, float]:
+    """Tokens (tool calls and model calls) and model cost in US dollars."""
     tokens = sum(int(e.payload.get("tokens", 0) or 0) for e in events if e.kind in ("tool.call", "llm.call"))
     cost = sum(float(e.payload.get("cost_usd", 0.0) or 0.0) for e in events if e.kind == "llm.call")
+    return tokens, cost
+
+
+def _run_score(events: Sequence[Event], run: _Run, scores: list[FaultScore], run_violations: Mapping[str, list[float]],
+               cf: Counterfactual | None, integrity: str, formula: str) -> RunScore:
+    """Assemble the :class:`RunScore` from the judged faults: stage rates and medians, risk,
+    incident precision, declarations, degradation, usage and both formulas (module docstring)."""
+    meta = run.meta
+    declarations, false_decl = _declarations(run, scores)
+    actions = _action_log(run)
+    violation = sum(len(v) for v in run_violations.values()) * float(meta.get("eval_interval_s", 15.0))
+    degradation, noop_violation, reference = _degradation(violation, cf)
+    tokens, cost = _usage(events)
 
     n = len(scores)
     corr = sum(f.correlated for f in scores) / n if n else 0.0
@@ -734,7 +814,7 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
         cost_usd=round(cost, 6),
         score=both[formula],
         scores=both,
-        provisional=counterfactual is None,
+        provisional=cf is None,
         oracle=bool(meta.get("oracle")) or str(meta.get("operator")) == "oracle",
         rule_pack=str(pack.get("id")) if isinstance(pack, dict) else (str(pack) if pack else None),
         outcomes={o: sum(1 for f in scores if f.outcome == o) for o in OUTCOMES},

@@ -51,7 +51,7 @@ def forge(bundle: str | Path, out_dir: Path, edit: Callable[[list[dict[str, Any]
     chained = rechain(dicts)
     if reseal:
         (out_dir / "events.jsonl").write_text("".join(e.to_json() + "\n" for e in chained), encoding="utf-8")
-        return seal(out_dir, inputs=False, sign=False)
+        return seal(out_dir, sign=False)
     last = chained[-1]
     seal_again = Event(len(chained), seal_ev.t, "seal", seal_ev.payload, last.hash,
                        Event.digest(last.hash, len(chained), seal_ev.t, "seal", seal_ev.payload))

@@ -202,8 +202,9 @@ def targets(work: Path) -> dict[str, Target]:
     """Every loader with its seed files (``work``: a scratch directory for the bundle)."""
     from alerts.rules import RuleFileError, load_rule_file
     from engine.apps.model import AppModelError, load_app_file
-    from engine.bundle.format import BundleError, open_bundle, seal
+    from engine.bundle.format import BundleError, open_bundle
     from engine.operate.llm.config import LLMConfigError, load_llm_config
+    from engine.run.sealinputs import seal_run
     from faults.schedule import ScheduleError, dump_schedule, generate, load_schedule
     from faults.spec import CatalogError, load_catalog
     from tui.keymap import KeymapError, load_keymap
@@ -226,7 +227,7 @@ def targets(work: Path) -> dict[str, Target]:
         return out
 
     run_dir = make_run_dir(work / "seed")
-    seal(run_dir)
+    seal_run(run_dir)
     bundle = run_dir.with_suffix(".marathon")
     keymap = b'[keymap]\npause = "space"\ntool-rollback = "ctrl+b"\npane-1 = "f1"\n'
     llm_toml = (b'base_url = "http://127.0.0.1:11434/v1"\nmodel = "qwen"\nlabel = "q7"\ntimeout_s = 120\n'

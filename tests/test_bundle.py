@@ -29,11 +29,12 @@ from engine.bundle.format import (
     bundle_path,
     files_digest,
     open_bundle,
-    seal,
     verify,
 )
+from engine.bundle.layout import EVENTS_FILE
 from engine.run.orchestrator import Orchestrator
-from engine.run.recorder import EVENTS_FILE, RunRecorder
+from engine.run.recorder import RunRecorder
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,7 +112,7 @@ def ob_bundle(ob_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sealed bundle of :func:`ob_run` (do not modify)."""
     run_dir = tmp_path_factory.mktemp("obsealed") / "run"
     shutil.copytree(ob_run, run_dir)
-    return seal(run_dir)
+    return seal_run(run_dir)
 
 
 # ----------------------------------------------------------------------------- sealing a real run
@@ -180,24 +181,24 @@ def test_bundle_is_a_standard_tar(ob_bundle: Path, tmp_path: Path) -> None:
 
 
 def test_identical_runs_give_identical_bundle_bytes(tmp_path: Path) -> None:
-    first = seal(record_ob_run(tmp_path / "a" / "run"))
-    second = seal(record_ob_run(tmp_path / "b" / "elsewhere"))
+    first = seal_run(record_ob_run(tmp_path / "a" / "run"))
+    second = seal_run(record_ob_run(tmp_path / "b" / "elsewhere"))
     assert first.read_bytes() == second.read_bytes()
 
 
 def test_sealing_twice_is_refused(ob_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = tmp_path / "run"
     shutil.copytree(ob_run, run_dir)
-    bundle = seal(run_dir)
+    bundle = seal_run(run_dir)
     before = bundle.read_bytes(), (run_dir / EVENTS_FILE).read_bytes()
     with pytest.raises(BundleError, match="already sealed"):
-        seal(run_dir)
+        seal_run(run_dir)
     with pytest.raises(BundleError, match="already sealed"):
-        seal(run_dir, recover=True, out=tmp_path / "other.marathon")
+        seal_run(run_dir, recover=True, out=tmp_path / "other.marathon")
     (run_dir / MANIFEST_FILE).unlink()  # a seal event alone also marks the run sealed
     lines = before[1].count(b"\n")
     with pytest.raises(BundleError, match=f"line {lines} is a seal event; its bundle is {bundle}"):
-        seal(run_dir, out=tmp_path / "other.marathon")
+        seal_run(run_dir, out=tmp_path / "other.marathon")
     assert (bundle.read_bytes(), (run_dir / EVENTS_FILE).read_bytes()) == before
     assert not (tmp_path / "other.marathon").exists()
     assert cmd_seal(argparse.Namespace(run_dir=str(run_dir), recover=False, output=None)) == 1
@@ -209,11 +210,11 @@ def test_an_existing_bundle_file_is_not_overwritten(ob_run: Path, tmp_path: Path
     shutil.copytree(ob_run, run_dir)
     bundle_path(run_dir).write_bytes(b"precious")
     with pytest.raises(BundleError, match="already exists"):
-        seal(run_dir)
+        seal_run(run_dir)
     assert bundle_path(run_dir).read_bytes() == b"precious"
     assert verify(run_dir).sealed is False  # nothing was appended
     with pytest.raises(BundleError, match="inside the run directory"):
-        seal(run_dir, out=run_dir / "x.marathon")
+        seal_run(run_dir, out=run_dir / "x.marathon")
 
 
 # ----------------------------------------------------------------------------- every byte counts
@@ -222,7 +223,7 @@ def test_an_existing_bundle_file_is_not_overwritten(ob_run: Path, tmp_path: Path
 def test_every_single_byte_flip_of_a_small_bundle_is_detected_and_located(tmp_path: Path) -> None:
     """Flip each byte of a whole bundle (two ways) and check that verify names that byte's place."""
     make_tiny_run(tmp_path / "run")
-    bundle = seal(tmp_path / "run")
+    bundle = seal_run(tmp_path / "run")
     assert verify(bundle).ok
     blob = bundle.read_bytes()
     members = layout(blob)
@@ -380,8 +381,8 @@ def test_a_torn_last_line_is_recovered_only_when_asked(ob_run: Path, tmp_path: P
     unsealed = verify(run_dir)
     assert unsealed.ok and not unsealed.sealed and not unsealed.complete and "torn" in unsealed.notes[0]
     with pytest.raises(BundleError, match=r"torn.*--recover"):
-        seal(run_dir)
-    bundle = seal(run_dir, recover=True)
+        seal_run(run_dir)
+    bundle = seal_run(run_dir, recover=True)
     report = verify(bundle)
     assert report.ok and report.sealed and not report.complete, report.format()
     assert "no run.end" in report.reason and "torn last line of 40 bytes was dropped" in report.reason
@@ -419,7 +420,7 @@ def test_a_broken_chain_is_never_repaired(ob_run: Path, tmp_path: Path) -> None:
     (run_dir / EVENTS_FILE).write_bytes(damaged)
     for recover in (False, True):
         with pytest.raises(BundleError, match=r"events.jsonl:101: the event chain is broken at seq 100: its hash"):
-            seal(run_dir, recover=recover)
+            seal_run(run_dir, recover=recover)
     assert (run_dir / EVENTS_FILE).read_bytes() == damaged and not bundle_path(run_dir).exists()
     report = verify(run_dir)
     assert [(p.line, p.seq) for p in report.problems] == [(101, 100)]
@@ -456,8 +457,8 @@ def test_kill_9_recovers_every_flushed_event(tmp_path: Path) -> None:
     journal_bytes = (run_dir / JOURNAL_FILE).stat().st_size
 
     with pytest.raises(BundleError, match="--recover"):
-        seal(run_dir)
-    bundle = seal(run_dir, recover=True)
+        seal_run(run_dir)
+    bundle = seal_run(run_dir, recover=True)
     report = verify(bundle)
     assert report.ok and report.sealed and not report.complete, report.format()
     b = open_bundle(bundle, check=True)
@@ -489,7 +490,7 @@ def test_bad_input_gets_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
     not_a_run.mkdir()
     (not_a_run / "cat.jpg").write_bytes(b"\xff\xd8")
     with pytest.raises(NotARunError, match=r"photos is not a run directory: it has no events\.jsonl"):
-        seal(not_a_run)
+        seal_run(not_a_run)
     assert "not a run directory" in str(verify(not_a_run).problems[0])
 
     seal_args = argparse.Namespace(run_dir=str(not_a_run), recover=False, output=None)
@@ -505,7 +506,7 @@ def test_bad_input_gets_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
     make_tiny_run(tmp_path / "linked" / "run")
     (tmp_path / "linked" / "run" / "workspace" / "escape").symlink_to("/etc/passwd")
     with pytest.raises(BundleError, match=r"symbolic link|not a regular file"):
-        seal(tmp_path / "linked" / "run")
+        seal_run(tmp_path / "linked" / "run")
 
 
 def test_cli_functions_report_as_a_user_reads_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

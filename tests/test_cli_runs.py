@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle.format import seal, verify
+from engine.bundle.format import verify
 from engine.cli import main
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 
 
@@ -33,7 +34,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                        run_dir=str(stopped))
     run.advance_to(360.0)
     run.close()
-    seal(stopped, recover=True)
+    seal_run(stopped, recover=True)
     return {"complete": Path(f"{complete}.marathon"), "complete_dir": complete,
             "stopped": Path(f"{stopped}.marathon")}
 

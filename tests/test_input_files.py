@@ -25,9 +25,10 @@ from alerts.promtool import promtool_path
 from alerts.rules import PACK_DIR, RuleFileError, load_rule_file, load_rule_text
 from engine.apps.model import AppModelError, builtin_app_path, load_app_file
 from engine.bundle.events import check_payload_types
-from engine.bundle.format import BundleError, open_bundle, seal
+from engine.bundle.format import BundleError, open_bundle
 from engine.cli import main
 from engine.operate.llm.config import LLMConfigError, load_llm_config
+from engine.run.sealinputs import seal_run
 from faults.schedule import ScheduleError, dump_schedule, generate, load_schedule
 from faults.spec import CatalogError, catalog_path, load_catalog
 from tests.conftest import SHARED_DATA
@@ -182,11 +183,11 @@ def test_a_probe_result_whose_ok_is_a_string_is_refused(tmp_path: Path, capsys: 
     with pytest.raises(BundleError, match=r"line 6 \(seq 5, probe.result\): payload.ok: expected a boolean") as info:
         _ = open_bundle(run_dir).events
     assert str(run_dir) in str(info.value)
-    bundle = seal(run_dir)  # sealed: the chain and the manifest hold, the content is still wrong
+    bundle = seal_run(run_dir)  # sealed: the chain and the manifest hold, the content is still wrong
     assert main(["score", str(bundle), "--no-degradation"]) == 2
     err = capsys.readouterr().err
     assert "payload.ok: expected a boolean" in err and "Traceback" not in err
-    good = seal(make_run_dir(tmp_path / "good"))
+    good = seal_run(make_run_dir(tmp_path / "good"))
     assert main(["score", str(good), "--no-degradation"]) == 0, capsys.readouterr().err
 
 

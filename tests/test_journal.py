@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle.format import BundleError, open_bundle, seal, verify
+from engine.bundle.format import BundleError, open_bundle, verify
 from engine.bundle.journal import JOURNAL_FILE, JOURNAL_HEADER, state_dir
 from engine.run.orchestrator import Orchestrator
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 from faults.spec import load_catalog
 
@@ -49,7 +50,7 @@ def test_live_run_directory_holds_no_ground_truth(tmp_path: Path) -> None:
     live = open_bundle(run_dir)
     assert any(e.kind == "fault.inject" for e in live.events)
     run.run()
-    bundle = seal(run_dir)
+    bundle = seal_run(run_dir)
     assert verify(bundle).ok
     sealed = {p.name for p in run_dir.iterdir()}
     assert JOURNAL_FILE not in sealed and {"schedule.yaml", "events.jsonl", "catalog.yaml",
@@ -94,7 +95,7 @@ def test_a_changed_journal_is_refused(tmp_path: Path) -> None:
     data[100] ^= 0x01
     (run_dir / JOURNAL_FILE).write_bytes(bytes(data))
     with pytest.raises(BundleError, match=r"record 1 .* authentication tag"):
-        seal(run_dir, recover=True)
+        seal_run(run_dir, recover=True)
 
 
 def test_missing_key_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,7 +105,7 @@ def test_missing_key_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     run.close()
     monkeypatch.setenv("SRE_MARATHON_STATE", str(tmp_path / "elsewhere"))
     with pytest.raises(BundleError, match=r"journal-[0-9a-f]+\.key is not on this machine"):
-        seal(run_dir, recover=True)
+        seal_run(run_dir, recover=True)
 
 
 def test_record_sizes_do_not_count_the_live_faults(tmp_path: Path) -> None:

@@ -18,10 +18,11 @@ import pytest
 from scripted_llm import Reply, ScriptedLLM, completion, error, sre_policy, tool_call
 
 from engine.bundle.events import Event
-from engine.bundle.format import open_bundle, seal
+from engine.bundle.format import open_bundle
 from engine.operate.agents import make_agent
 from engine.operate.llm.config import load_llm_config
 from engine.run.orchestrator import Orchestrator
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 
 PRICE = {"prompt": 2.5, "completion": 10.0}
@@ -77,7 +78,7 @@ def test_agent_end_to_end(agent: str, tmp_path: Path, capsys: pytest.CaptureFixt
     assert len(ends) == len(_events(run, "agent.invoke"))
     assert any(e.payload["reason"] in ("done", "concluded") for e in ends)
 
-    bundle = seal(run_dir)
+    bundle = seal_run(run_dir)
     row = _score_row(capsys, bundle, agent)
     assert int(row["TOKENS"]) == srv.tokens
     cost = (srv.prompt_tokens * PRICE["prompt"] + srv.completion_tokens * PRICE["completion"]) / 1e6
@@ -208,10 +209,10 @@ def test_llm_rows_sit_beside_the_builtin_operators_on_the_leaderboard(tmp_path: 
         run = Orchestrator(generate("online-boutique", 1, "short-5"), operator=make_operator(name),
                            run_dir=tmp_path / name)
         run.run()
-        bundles.append(seal(tmp_path / name))
+        bundles.append(seal_run(tmp_path / name))
     with ScriptedLLM(sre_policy) as srv:
         _run("rag", srv.url, tmp_path / "rag")
-    bundles.append(seal(tmp_path / "rag"))
+    bundles.append(seal_run(tmp_path / "rag"))
     assert main(["score", *map(str, bundles), "--no-degradation"]) == 0
     out = capsys.readouterr().out
     lines = out.split("\n\n", 1)[0].splitlines()  # the table; notes follow after a blank line

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle.format import seal, verify
+from engine.bundle.format import verify
+from engine.bundle.replaystatus import replay_status
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
-from engine.run.replay import replay, replay_status
+from engine.run.replay import replay
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 from tests.forgery import flip_first_failing_probe, forge
 from tui.human import HumanOperator
@@ -25,7 +27,7 @@ MARATHON = [sys.executable, "-m", "engine.cli"]
 def runbook_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = tmp_path_factory.mktemp("replay") / "run"
     Orchestrator(generate("online-boutique", 1, "short-5"), operator=make_operator("runbook"), run_dir=run_dir).run()
-    return seal(run_dir)
+    return seal_run(run_dir)
 
 
 def test_honest_agent_bundle_replays_clean(runbook_bundle: Path) -> None:
@@ -60,7 +62,7 @@ def test_player_calls_between_steps_replay_clean(tmp_path: Path) -> None:
             run.tools.call("kubectl_get", {"kind": "pods", "output": "wide"})
             calls += 1
     run.close()
-    bundle = seal(tmp_path / "run")
+    bundle = seal_run(tmp_path / "run")
     report = replay(bundle)
     assert calls > 50
     assert report.ok, report.format()
@@ -124,7 +126,7 @@ def test_signed_seal_and_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert (tmp_path / "state" / "keys" / "seal-ed25519.pem").stat().st_mode & 0o777 == 0o600
     run_dir = tmp_path / "run"
     Orchestrator(generate("online-boutique", 1, "short-5"), run_dir=run_dir).run()
-    bundle = seal(run_dir)
+    bundle = seal_run(run_dir)
     report = verify(bundle)
     assert report.ok and report.signer == pub
     trusted = subprocess.run([*MARATHON, "verify", "--trust", pub, str(bundle)], capture_output=True, text=True)
@@ -166,7 +168,7 @@ def test_an_oracle_run_relabelled_as_runbook_does_not_replay(tmp_path: Path) -> 
     operators are re-executed themselves, so the runbook's own decisions differ."""
     run_dir = tmp_path / "oracle"
     Orchestrator(generate("online-boutique", 1, "short-5"), operator=make_operator("oracle"), run_dir=run_dir).run()
-    bundle = seal(run_dir)
+    bundle = seal_run(run_dir)
     assert replay(bundle).ok
 
     def relabel(dicts: list[dict]) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle.format import seal
 from engine.cli import main
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
+from engine.run.sealinputs import seal_run
 from faults.schedule import generate
 
 
@@ -18,7 +18,7 @@ from faults.schedule import generate
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = tmp_path_factory.mktemp("r") / "run"
     Orchestrator(generate("online-boutique", 8, "short-5"), operator=make_operator("runbook"), run_dir=run_dir).run()
-    return seal(run_dir)
+    return seal_run(run_dir)
 
 
 def test_score_table_and_json(bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle.format import seal
 from engine.operate.operators import make_operator
 from engine.operate.operators.oracle import OracleOperator
 from engine.run.orchestrator import Invocation, Operator, Orchestrator
+from engine.run.sealinputs import seal_run
 from faults.schedule import Schedule, generate, parse_schedule
 from faults.spec import load_catalog
 from scoring.cli import load_score
@@ -164,7 +164,7 @@ def test_human_and_agent_paths_score_identically() -> None:
 
 def test_scoring_is_byte_identical_and_refuses_tampered_bundles(tmp_path: Path) -> None:
     run(generate("online-boutique", 5, "short-5"), make_operator("runbook"), tmp_path / "run")
-    bundle = seal(tmp_path / "run")
+    bundle = seal_run(tmp_path / "run")
     one, _ = load_score(str(bundle), degradation=False)
     two, _ = load_score(str(bundle), degradation=False)
     assert to_json([one], leaderboard([one])) == to_json([two], leaderboard([two]))
@@ -182,12 +182,12 @@ def test_scoring_is_byte_identical_and_refuses_tampered_bundles(tmp_path: Path) 
 
 def test_degradation_is_relative_to_the_noop_run(tmp_path: Path) -> None:
     run(generate("online-boutique", 6, "short-5"), make_operator("noop"), tmp_path / "n")
-    bundle = seal(tmp_path / "n")
+    bundle = seal_run(tmp_path / "n")
     score, _ = load_score(str(bundle))
     assert score.degradation == pytest.approx(100.0)
     assert score.noop_reference and score.noop_reference.startswith("noop:online-boutique:seed6")
     run(generate("online-boutique", 6, "short-5"), OracleOperator(), tmp_path / "o")
-    better, _ = load_score(str(seal(tmp_path / "o")))
+    better, _ = load_score(str(seal_run(tmp_path / "o")))
     assert better.degradation is not None and better.degradation < 100.0
 
 
@@ -221,7 +221,7 @@ def test_marathon_score_ranks_by_the_chosen_formula(tmp_path: Path, capsys: pyte
     from engine.cli import main
 
     run(generate("online-boutique", 1, "short-5"), make_operator("runbook"), tmp_path / "r")
-    bundle = seal(tmp_path / "r")
+    bundle = seal_run(tmp_path / "r")
     assert main(["score", str(bundle), "--no-counterfactual", "--json"]) == 0
     v2 = json.loads(capsys.readouterr().out)
     assert main(["score", str(bundle), "--no-counterfactual", "--json", "--formula", "marathon-score/1"]) == 0

@@ -59,12 +59,12 @@ def _score(bundle: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
-    from engine.bundle.format import seal
+    from engine.run.sealinputs import seal_run
 
     run_dir = tmp_path_factory.mktemp("ref") / "oracle"
     run = Orchestrator(generate(APP, SEED, REGIME), operator=make_operator("oracle"), run_dir=run_dir)
     run.run()
-    bundle = seal(run_dir)
+    bundle = seal_run(run_dir)
     calls: dict[int, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for e in open_bundle(bundle).events:
         if e.kind == "tool.call":

@@ -139,7 +139,8 @@ def _tool_payloads(run: Orchestrator, since: int = 0) -> list[dict[str, Any]]:
 
 
 def test_thousands_of_malformed_calls_never_raise_and_the_run_still_seals(tmp_path: Path) -> None:
-    from engine.bundle.format import seal, verify
+    from engine.bundle.format import verify
+    from engine.run.sealinputs import seal_run
 
     run = _run(tmp_path / "fuzz")
     run.tools.spend_time = False
@@ -165,13 +166,13 @@ def test_thousands_of_malformed_calls_never_raise_and_the_run_still_seals(tmp_pa
     run.advance_to(run.end_t)
     assert run.finished
     run.close()
-    bundle = seal(tmp_path / "fuzz")
+    bundle = seal_run(tmp_path / "fuzz")
     report = verify(str(bundle))
     assert report.ok and report.sealed
 
 
 def test_ten_mb_calls_keep_the_bundle_honest_sized(tmp_path: Path) -> None:
-    from engine.bundle.format import seal
+    from engine.run.sealinputs import seal_run
 
     sizes = {}
     for label, hostile in (("honest", False), ("hostile", True)):
@@ -183,7 +184,7 @@ def test_ten_mb_calls_keep_the_bundle_honest_sized(tmp_path: Path) -> None:
                 run.tools.call(name, args, tokens=tokens)
         run.advance_to(run.end_t)
         run.close()
-        sizes[label] = seal(tmp_path / label).stat().st_size
+        sizes[label] = seal_run(tmp_path / label).stat().st_size
     assert sizes["hostile"] < 1.2 * sizes["honest"], sizes
 
 

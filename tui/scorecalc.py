@@ -106,7 +106,7 @@ class Scorer:
     def use_schedule(self, app: str, seed: int, schedule_text: str, *, wait: bool = False,
                      cache: bool = True) -> None:
         """Compute the no-op counterfactual of the run's schedule in a background thread
-        (:func:`scoring.counterfactual.noop_counterfactual`; cached on disk), for the scores after it.
+        (:func:`engine.run.counterfactual.noop_counterfactual`; cached on disk), for the scores after it.
 
         Args:
             app, seed, schedule_text: the run's app, seed and schedule YAML.
@@ -115,7 +115,7 @@ class Scorer:
                 file names every fault and its probe times, in the clear, while the run is live.
         """
         def work() -> None:
-            from scoring.counterfactual import noop_counterfactual
+            from engine.run.counterfactual import noop_counterfactual
 
             try:
                 self.counterfactual = noop_counterfactual(app, seed, schedule_text, use_cache=cache)

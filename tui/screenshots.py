@@ -151,14 +151,14 @@ async def show_scripted_output(pilot: Pilot[Any]) -> None:
 
 def make_bundle(directory: Path) -> Path:
     """Record and seal the runbook's run of the fixed schedule into ``directory``; the bundle path."""
-    from engine.bundle.format import seal
     from engine.operate.operators import make_operator
     from engine.run.orchestrator import Orchestrator
+    from engine.run.sealinputs import seal_run
 
     run_dir = directory / f"{APP}-{REGIME}-seed{SEED}-runbook"
     run = Orchestrator(schedule(), seed=SEED, operator=make_operator("runbook"), run_dir=run_dir)
     run.run()
-    return seal(run_dir)
+    return seal_run(run_dir)
 
 
 def replay_app(bundle: Path, at: float = 600.0) -> MarathonApp:

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundle.events import Event
+from engine.bundle.layout import EVENTS_FILE
 from engine.operate.tools import ToolResult
 from engine.run.orchestrator import Operator, Orchestrator
-from engine.run.recorder import EVENTS_FILE
 from faults.schedule import Schedule
 
 MAX_SLICE_S = 15.0
@@ -244,10 +244,11 @@ class LiveSession:
         if self.run_dir is None:
             self._closed = SealOutcome(None, self.run.finished)
             return self._closed
-        from engine.bundle.format import BundleError, NotARunError, seal
+        from engine.bundle.format import BundleError, NotARunError
+        from engine.run.sealinputs import seal_run
 
         try:
-            bundle = seal(self.run_dir, recover=not self.run.finished)
+            bundle = seal_run(self.run_dir, recover=not self.run.finished)
             self._closed = SealOutcome(bundle, self.run.finished)
         except (BundleError, NotARunError, OSError) as exc:
             self._closed = SealOutcome(None, self.run.finished, str(exc))

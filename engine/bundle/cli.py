@@ -17,13 +17,19 @@ Exit codes of ``marathon verify BUNDLE [--json] [--replay] [--trust KEY]`` (a bu
 or a run directory):
 
 * 0 -- intact (for an unsealed directory: the chain holds so far); with ``--replay``, also
-  re-executed clean (:mod:`engine.run.replay`); with ``--trust``, also signed by KEY;
+  re-executed clean (the run side's replay, ``engine/run/replay.py``); with ``--trust``, also
+  signed by KEY;
 * 1 -- not intact: every problem is printed with its place, or the file is not a bundle, or
   the replay differs (the first differing event is printed), or it is not signed by KEY;
 * 2 -- no such path, or a malformed ``--trust`` key.
 
 ``marathon keys init [--force]`` makes the sealing key (:mod:`engine.bundle.keys`) and prints its
 public key; ``marathon keys show`` prints it.
+
+This module reads and writes bundles only. What needs a run -- the inputs the seal adds
+(:data:`engine.bundle.format.SealInputs`) and the re-execution behind ``--replay``
+(:data:`Replayer`) -- is handed in by the command layer (``engine/cli.py``) when it declares
+the sub-commands.
 """
 
 from __future__ import annotations
@@ -32,19 +38,38 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from engine.bundle.format import BundleError, NotARunError, seal, verify
+from engine.bundle.format import BundleError, NotARunError, SealInputs, seal, verify
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
 EXIT_BAD_INPUT = 2
 
 
-def add_seal_arguments(parser: argparse.ArgumentParser) -> None:
+class ReplayResult(Protocol):
+    """What ``--replay`` prints: a replay's verdict (the run side's ``ReplayReport``)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    def format(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+Replayer = Callable[[str], ReplayResult]
+"""Re-executes a bundle (its path) and says whether it replays; behind ``marathon verify --replay``."""
+
+
+def add_seal_arguments(parser: argparse.ArgumentParser, *, inputs: SealInputs | None = None) -> None:
     """Declare the arguments of ``marathon seal`` on ``parser`` and set ``func``.
 
     Args:
         parser: the ``seal`` sub-parser.
+        inputs: the hook the seal calls to add the inputs a score depends on
+            (:func:`engine.bundle.format.seal`); None: seal the directory as it is.
     """
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run directory to close into one bundle file")
     parser.add_argument("--recover", action="store_true",
@@ -52,14 +77,15 @@ def add_seal_arguments(parser: argparse.ArgumentParser) -> None:
                              "every complete event, mark the bundle incomplete (never repairs a broken chain)")
     parser.add_argument("-o", "--output", metavar="BUNDLE", default=None,
                         help="bundle path (default: RUN_DIR.marathon beside the directory)")
-    parser.set_defaults(func=cmd_seal)
+    parser.set_defaults(func=cmd_seal, seal_inputs=inputs)
 
 
-def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+def add_verify_arguments(parser: argparse.ArgumentParser, *, replay: Replayer | None = None) -> None:
     """Declare the arguments of ``marathon verify`` on ``parser`` and set ``func``.
 
     Args:
         parser: the ``verify`` sub-parser.
+        replay: what ``--replay`` runs (None: ``--replay`` is refused as unavailable).
     """
     parser.add_argument("bundle", metavar="BUNDLE", help="a bundle file (*.marathon) or a run directory")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -69,7 +95,7 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust", metavar="KEY", default=None,
                         help="require a valid seal signature by this Ed25519 public key (64 hex characters, or a "
                              "file holding them; `marathon keys show` prints yours)")
-    parser.set_defaults(func=cmd_verify)
+    parser.set_defaults(func=cmd_verify, replayer=replay)
 
 
 def add_keys_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,14 +131,16 @@ def cmd_seal(args: argparse.Namespace) -> int:
     """Seal a run directory into a bundle and print what was sealed.
 
     Args:
-        args: ``run_dir`` (path), ``recover`` (bool) and ``output`` (bundle path or None).
+        args: ``run_dir`` (path), ``recover`` (bool), ``output`` (bundle path or None) and
+            ``seal_inputs`` (the seal's inputs hook, or None; absent: None).
 
     Returns:
         The exit code (module docstring).
     """
     started = time.perf_counter()
     try:
-        path = seal(args.run_dir, recover=args.recover, out=getattr(args, "output", None))
+        path = seal(args.run_dir, recover=args.recover, out=getattr(args, "output", None),
+                    inputs=getattr(args, "seal_inputs", None))
         report = verify(path)
     except NotARunError as exc:
         print(f"marathon seal: {exc}", file=sys.stderr)
@@ -136,7 +164,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Verify a bundle or run directory and print a short report.
 
     Args:
-        args: ``bundle`` (path) and ``json`` (bool: print the report as JSON).
+        args: ``bundle`` (path), ``json`` (bool: print the report as JSON), ``replay`` (bool)
+            with ``replayer`` (what re-executes it), and ``trust`` (a public key or None).
 
     Returns:
         The exit code (module docstring).
@@ -150,13 +179,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         except SigningKeyError as exc:
             print(f"marathon verify: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    replayer: Replayer | None = getattr(args, "replayer", None)
+    if getattr(args, "replay", False) and replayer is None:
+        print("marathon verify: --replay is not available: this command was declared without a replayer",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         report = verify(args.bundle)
         replayed = None
-        if getattr(args, "replay", False) and report.ok:
-            from engine.run.replay import replay
-
-            replayed = replay(args.bundle)
+        if replayer is not None and getattr(args, "replay", False) and report.ok:
+            replayed = replayer(args.bundle)
     except NotARunError as exc:
         print(f"marathon verify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

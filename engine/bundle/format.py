@@ -1,11 +1,12 @@
 """Sealed run bundles: one verifiable file per run (DESIGN section 8, issue 5 part 5).
 
-A run records into a run directory (:mod:`engine.run.recorder`): ``events.jsonl`` (the
-hash-chained event stream, one canonical JSON event per line), ``schedule.yaml``,
-``run.json`` and, with operators that have them, ``workspace/``, ``transcripts/`` and
-``prompts/``. :func:`seal` closes the directory into one file; :func:`verify` says whether
-anything changed since, and exactly where; :func:`open_bundle` reads a bundle, a sealed
-run directory or a live/killed (unsealed) one through the same interface.
+A run records into a run directory (the run side's recorder, ``engine/run/recorder.py``; the
+file names are :mod:`engine.bundle.layout`'s): ``events.jsonl`` (the hash-chained event
+stream, one canonical JSON event per line), ``schedule.yaml``, ``run.json`` and, with
+operators that have them, ``workspace/``, ``transcripts/`` and ``prompts/``. :func:`seal`
+closes the directory into one file; :func:`verify` says whether anything changed since, and
+exactly where; :func:`open_bundle` reads a bundle, a sealed run directory or a live/killed
+(unsealed) one through the same interface.
 
 Sealing, in order:
 
@@ -54,7 +55,7 @@ version-1 bundles still verify.
 What sealing protects against: any change to a sealed run, accidental or not, by someone
 who does not recompute every digest and hash. A forger who rewrites the whole chain and
 reseals it gets a bundle this module calls intact; it is caught by re-execution
-(:mod:`engine.run.replay`, ``marathon verify --replay``), and a signed bundle by the signature,
+(``marathon verify --replay``, ``engine/run/replay.py``), and a signed bundle by the signature,
 which the forger cannot make without the key.
 """
 
@@ -66,7 +67,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -82,7 +83,7 @@ from engine.bundle.journal import (
     materialize,
     read_journal,
 )
-from engine.run.recorder import EVENTS_FILE, SCHEDULE_FILE
+from engine.bundle.layout import EVENTS_FILE, SCHEDULE_FILE
 
 BUNDLE_SUFFIX = ".marathon"
 MANIFEST_FILE = "manifest.json"
@@ -105,6 +106,10 @@ _MANIFEST_KEYS = frozenset(
 _MANIFEST_OPTIONAL = frozenset({"signature"})
 _JOURNAL_FILES = frozenset({JOURNAL_FILE, JOURNAL_HEADER})
 _EVENT_KEYS = frozenset({"seq", "t", "kind", "payload", "prev", "hash"})
+SealInputs = Callable[[Path, list[Event]], object]
+"""A hook :func:`seal` calls with the run directory and its events, once the journal is decrypted
+and before the files are read: it may add files the bundle must carry (the run side's
+``complete_inputs`` adds the catalog entries and the no-op counterfactual)."""
 _HEADER_FIELDS = (
     (0, "name"), (100, "mode"), (108, "uid"), (116, "gid"), (124, "size"), (136, "mtime"), (148, "chksum"),
     (156, "typeflag"), (157, "linkname"), (257, "magic"), (263, "version"), (265, "uname"), (297, "gname"),
@@ -713,175 +718,269 @@ def _manifest_shape(m: Any) -> list[str]:
 # ----------------------------------------------------------------------------- verification
 
 
-def _check(loaded: _Loaded) -> VerifyReport:
-    """Every content check (module docstring) on loaded files; container problems come first."""
-    bundle = loaded.form == "bundle"
-    rep = VerifyReport(loaded.path, loaded.form, size=loaded.size, problems=list(loaded.problems))
-    files = loaded.files
-    rep.files = len([n for n in files if n != MANIFEST_FILE])
-    add = rep.problems.append
+@dataclass
+class _Checker:
+    """One verification under way: the loaded files, the report it fills, and how it names places.
 
-    def span_of(f: _File) -> tuple[int, int]:
-        return f.span if bundle else (0, len(f.data))
+    Places are bundle byte ranges for a bundle file and byte ranges within the file for a
+    run directory (:class:`Problem`).
+    """
 
-    def file_where(f: _File) -> str:
-        a, b = span_of(f)
-        return f"{f.name} ({'bundle ' if bundle else ''}bytes {a}-{max(a, b - 1)})"
+    loaded: _Loaded
+    rep: VerifyReport
 
+    @property
+    def bundle(self) -> bool:
+        return self.loaded.form == "bundle"
+
+    def span_of(self, f: _File) -> tuple[int, int]:
+        return f.span if self.bundle else (0, len(f.data))
+
+    def file_where(self, f: _File) -> str:
+        a, b = self.span_of(f)
+        return f"{f.name} ({'bundle ' if self.bundle else ''}bytes {a}-{max(a, b - 1)})"
+
+    def add(self, problem: Problem) -> None:
+        self.rep.problems.append(problem)
+
+    def at_file(self, f: _File, what: str) -> None:
+        """A problem with a whole file, placed at its bytes."""
+        a, b = self.span_of(f)
+        self.add(Problem(self.file_where(f), what, file=f.name, start=a, end=b))
+
+    def at_line(self, ev_file: _File, ln: _Line, what: str) -> None:
+        """A problem with one line of the event stream, placed at its bytes."""
+        self.add(Problem(f"{EVENTS_FILE} line {ln.number} (seq {ln.number - 1})", what, file=EVENTS_FILE,
+                         line=ln.number, seq=ln.number - 1, start=ev_file.base + ln.start, end=ev_file.base + ln.end))
+
+
+@dataclass
+class _SealSeen:
+    """The last line of a sealed stream, which must be the seal event, and where it is."""
+
+    line: _Line | None
+    event: Event | None
+    """The seal event (None: the last event is not one, or unreadable)."""
+    where: str
+    span: tuple[int, int]
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return dict(self.event.payload) if self.event is not None else {}
+
+    def problem(self, what: str) -> Problem:
+        return Problem(self.where, what, file=EVENTS_FILE, line=self.line.number if self.line else None,
+                       start=self.span[0], end=self.span[1])
+
+
+def _run_start(scan: _Scan) -> dict[str, Any] | None:
+    """The payload of the stream's first event when it is ``run.start``, else None."""
+    first = scan.lines[0].event if scan.lines else None
+    return first.payload if first is not None and first.kind == "run.start" else None
+
+
+def _check_stream(c: _Checker) -> tuple[_File, _Scan] | None:
+    """The events chain: every line and link (:func:`_scan_events`), and a first event that is
+    ``run.start``. Sets the report's events, head and sealed; None when there is no stream."""
+    rep, files = c.rep, c.loaded.files
     ev_file = files.get(EVENTS_FILE)
     if ev_file is None:
-        what = f"no {EVENTS_FILE}: " + ("not a marathon bundle" if bundle else "not a run directory")
-        add(Problem(str(loaded.path), what, file=EVENTS_FILE))
+        what = f"no {EVENTS_FILE}: " + ("not a marathon bundle" if c.bundle else "not a run directory")
+        c.add(Problem(str(c.loaded.path), what, file=EVENTS_FILE))
         rep.sealed = MANIFEST_FILE in files
-        return rep
-    scan = _scan_events(ev_file.data, ev_file, bundle)
+        return None
+    scan = _scan_events(ev_file.data, ev_file, c.bundle)
     rep.problems += scan.problems
     rep.events = len(scan.lines)
     last = scan.last
     rep.head = last.hash if last is not None else GENESIS
-    man_file = files.get(MANIFEST_FILE)
-    rep.sealed = man_file is not None or (last is not None and last.kind == "seal")
-
+    rep.sealed = MANIFEST_FILE in files or (last is not None and last.kind == "seal")
     first = scan.lines[0].event if scan.lines else None
     if first is not None and first.kind != "run.start":
-        a, b = ev_file.base + scan.lines[0].start, ev_file.base + scan.lines[0].end
-        add(Problem(f"{EVENTS_FILE} line 1 (seq 0)", f"the first event is {first.kind}, not run.start",
-                    file=EVENTS_FILE, line=1, seq=0, start=a, end=b))
+        c.at_line(ev_file, scan.lines[0], f"the first event is {first.kind}, not run.start")
     elif not scan.lines:
-        add(Problem(EVENTS_FILE, "no complete event", file=EVENTS_FILE, start=span_of(ev_file)[0],
-                    end=max(span_of(ev_file)[1], span_of(ev_file)[0] + 1)))
-    sched = files.get(SCHEDULE_FILE)
-    want = first.payload.get("schedule_sha256") if first is not None and first.kind == "run.start" else None
+        a, b = c.span_of(ev_file)
+        c.add(Problem(EVENTS_FILE, "no complete event", file=EVENTS_FILE, start=a, end=max(b, a + 1)))
+    return ev_file, scan
+
+
+def _check_schedule(c: _Checker, scan: _Scan) -> None:
+    """``schedule.yaml`` against the ``schedule_sha256`` its ``run.start`` event records."""
+    sched = c.loaded.files.get(SCHEDULE_FILE)
+    start = _run_start(scan)
+    want = start.get("schedule_sha256") if start is not None else None
     if sched is not None and isinstance(want, str) and hashlib.sha256(sched.data).hexdigest() != want:
-        a, b = span_of(sched)
-        add(Problem(file_where(sched), "does not match the schedule_sha256 of the run.start event",
-                    file=SCHEDULE_FILE, start=a, end=b))
+        c.at_file(sched, "does not match the schedule_sha256 of the run.start event")
 
-    seals = [ln for ln in scan.lines if ln.event is not None and ln.event.kind == "seal"]
-    for ln in seals:
-        if ln is not scan.lines[-1]:
-            a, b = ev_file.base + ln.start, ev_file.base + ln.end
-            add(Problem(f"{EVENTS_FILE} line {ln.number} (seq {ln.number - 1})", "a seal event before the end of the "
-                        "stream", file=EVENTS_FILE, line=ln.number, seq=ln.number - 1, start=a, end=b))
 
-    if not rep.sealed:
-        rep.complete, rep.reason = _run_reason(last)
-        if scan.tail:
-            rep.notes.append(f"the last line of {EVENTS_FILE} is torn ({len(scan.tail)} bytes without a newline): "
-                             "the run is being written or was killed; `marathon seal --recover` seals the rest")
-        return rep
+def _check_seal_position(c: _Checker, ev_file: _File, scan: _Scan) -> None:
+    """A seal event only as the stream's last event."""
+    for ln in scan.lines:
+        if ln.event is not None and ln.event.kind == "seal" and ln is not scan.lines[-1]:
+            c.at_line(ev_file, ln, "a seal event before the end of the stream")
 
-    # ---- sealed: the stream, the seal event, the manifest and the files must agree
-    ev_a, ev_b = span_of(ev_file)
+
+def _note_unsealed(c: _Checker, scan: _Scan) -> None:
+    """An unsealed stream: whether the run is complete so far, and a note for a torn last line."""
+    c.rep.complete, c.rep.reason = _run_reason(scan.last)
+    if scan.tail:
+        c.rep.notes.append(f"the last line of {EVENTS_FILE} is torn ({len(scan.tail)} bytes without a newline): "
+                           "the run is being written or was killed; `marathon seal --recover` seals the rest")
+
+
+def _check_seal_event(c: _Checker, ev_file: _File, scan: _Scan) -> _SealSeen:
+    """A sealed stream: no torn tail, a last event that is the seal, and a seal payload that
+    agrees with the stream (events, complete, format). Sets the report's complete and reason."""
+    rep = c.rep
+    ev_a, ev_b = c.span_of(ev_file)
     if scan.tail:
         t0 = ev_file.base + len(ev_file.data) - len(scan.tail)
-        add(Problem(f"{EVENTS_FILE} ({'bundle ' if bundle else ''}bytes {t0}-{ev_b - 1})",
-                    f"{len(scan.tail)} bytes after the last newline in a sealed stream", file=EVENTS_FILE,
-                    start=t0, end=ev_b))
-    seal_line = scan.lines[-1] if scan.lines else None
-    seal_ev = seal_line.event if seal_line is not None else None
-    seal_where = (f"{EVENTS_FILE} line {seal_line.number} (seq {seal_line.number - 1})" if seal_line
-                  else EVENTS_FILE)
-    seal_span = ((ev_file.base + seal_line.start, ev_file.base + seal_line.end) if seal_line else (ev_a, ev_b))
-    if seal_ev is None or seal_ev.kind != "seal":
-        kind = seal_ev.kind if seal_ev is not None else "unreadable"
-        add(Problem(seal_where, f"the last event is {kind}, not the seal event", file=EVENTS_FILE,
-                    line=seal_line.number if seal_line else None, start=seal_span[0], end=seal_span[1]))
-        seal_ev = None
+        c.add(Problem(f"{EVENTS_FILE} ({'bundle ' if c.bundle else ''}bytes {t0}-{ev_b - 1})",
+                      f"{len(scan.tail)} bytes after the last newline in a sealed stream", file=EVENTS_FILE,
+                      start=t0, end=ev_b))
+    line = scan.lines[-1] if scan.lines else None
+    seen = _SealSeen(line, line.event if line is not None else None,
+                     f"{EVENTS_FILE} line {line.number} (seq {line.number - 1})" if line else EVENTS_FILE,
+                     (ev_file.base + line.start, ev_file.base + line.end) if line else (ev_a, ev_b))
+    if seen.event is None or seen.event.kind != "seal":
+        kind = seen.event.kind if seen.event is not None else "unreadable"
+        c.add(seen.problem(f"the last event is {kind}, not the seal event"))
+        seen.event = None
     before = scan.lines[-2].event if len(scan.lines) >= 2 else None
     rep.complete, rep.reason = _run_reason(before)
-    sp: dict[str, Any] = dict(seal_ev.payload) if seal_ev is not None else {}
-    if seal_ev is not None:
+    if seen.event is not None:
+        sp = seen.payload
         rep.reason = str(sp.get("reason", rep.reason))
         facts = {"events": rep.events, "complete": rep.complete, "format": FORMAT_VERSION}
         for key, value in facts.items():
             if sp.get(key) != value or type(sp.get(key)) is not type(value):
-                add(Problem(seal_where, f"the seal event says {key}={sp.get(key)!r}; the stream has {value!r}",
-                            file=EVENTS_FILE, line=seal_line.number if seal_line else None, start=seal_span[0],
-                            end=seal_span[1]))
+                c.add(seen.problem(f"the seal event says {key}={sp.get(key)!r}; the stream has {value!r}"))
+    return seen
 
+
+def _read_manifest(c: _Checker) -> tuple[_File, dict[str, Any]] | None:
+    """``manifest.json``: present, JSON, and of the format's shape; None (every other file
+    then reported as unchecked) when it cannot be used."""
+    files = c.loaded.files
+    man_file = files.get(MANIFEST_FILE)
     if man_file is None:
-        add(Problem(str(loaded.path), f"sealed, but {MANIFEST_FILE} is missing", file=MANIFEST_FILE))
-        return rep
-    ma, mb = span_of(man_file)
-    mwhere = file_where(man_file)
-
-    def man_problem(what: str) -> None:
-        add(Problem(mwhere, what, file=MANIFEST_FILE, start=ma, end=mb))
-
+        c.add(Problem(str(c.loaded.path), f"sealed, but {MANIFEST_FILE} is missing", file=MANIFEST_FILE))
+        return None
     try:
         manifest: Any = json.loads(man_file.data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        man_problem(f"not readable JSON ({exc})")
+        c.at_file(man_file, f"not readable JSON ({exc})")
         manifest = None
     shape = _manifest_shape(manifest) if manifest is not None else ["unreadable"]
-    if manifest is not None and shape:
+    if manifest is not None:
         for s in shape:
-            man_problem(s)
+            c.at_file(man_file, s)
     if shape:
         for name, f in files.items():  # without a manifest, only the chain vouches for anything
             if name not in (MANIFEST_FILE, EVENTS_FILE):
-                a, b = span_of(f)
-                add(Problem(file_where(f), "cannot be checked: the manifest is unreadable", file=name, start=a,
-                            end=b))
-        return rep
+                c.at_file(f, "cannot be checked: the manifest is unreadable")
+        return None
+    return man_file, manifest
+
+
+def _check_manifest(c: _Checker, man_file: _File, manifest: dict[str, Any], scan: _Scan, seal: _SealSeen) -> None:
+    """The manifest's own form and digest, and its fields against the stream and the seal event.
+    Sets the report's file count."""
     try:
         if _dump_manifest(manifest) != man_file.data:
-            man_problem("not in the canonical form the sealer writes (sorted keys, 2-space indent)")
+            c.at_file(man_file, "not in the canonical form the sealer writes (sorted keys, 2-space indent)")
     except ValueError as exc:
-        man_problem(f"not canonical JSON ({exc})")
+        c.at_file(man_file, f"not canonical JSON ({exc})")
     listed: dict[str, dict[str, Any]] = manifest["files"]
-    rep.files = len(listed)
+    c.rep.files = len(listed)
     if files_digest(listed) != manifest["files_sha256"]:
-        man_problem("files_sha256 does not match the digest of its own file table")
-    run_id = first.payload.get("run_id") if first is not None and first.kind == "run.start" else None
+        c.at_file(man_file, "files_sha256 does not match the digest of its own file table")
+    start = _run_start(scan)
+    run_id = start.get("run_id") if start is not None else None
     checks: list[tuple[str, Any, Any, str]] = [
-        ("events", manifest["events"], rep.events, "the event stream holds"),
-        ("head", manifest["head"], rep.head, "the last event's hash is"),
+        ("events", manifest["events"], c.rep.events, "the event stream holds"),
+        ("head", manifest["head"], c.rep.head, "the last event's hash is"),
         ("run_id", manifest["run_id"], run_id, "the run.start event has"),
     ]
-    if seal_ev is not None:
-        checks += [(k, manifest[k], sp.get(k), "the seal event has")
-                   for k in ("complete", "reason", "recovered")]
+    if seal.event is not None:
+        sp = seal.payload
+        checks += [(k, manifest[k], sp.get(k), "the seal event has") for k in ("complete", "reason", "recovered")]
         checks.append(("files_sha256", manifest["files_sha256"], sp.get("sha256"), "the seal event has"))
         checks.append(("files (count)", len(listed), sp.get("files"), "the seal event has"))
-    for key, got, want_v, source in checks:
-        if got != want_v or type(got) is not type(want_v):
-            man_problem(f"{key} is {got!r}; {source} {want_v!r}")
-    if "signature" in manifest:
-        from engine.bundle.keys import check_signature
+    for key, got, want, source in checks:
+        if got != want or type(got) is not type(want):
+            c.at_file(man_file, f"{key} is {got!r}; {source} {want!r}")
 
-        why = check_signature(manifest["signature"], manifest["head"])
-        if why:
-            man_problem(why)
-        else:
-            rep.signer = manifest["signature"]["public_key"]
 
+def _check_signature(c: _Checker, man_file: _File, manifest: dict[str, Any]) -> None:
+    """A manifest ``signature``, when present, is a valid one over the head; sets the report's signer."""
+    if "signature" not in manifest:
+        return
+    from engine.bundle.keys import check_signature
+
+    why = check_signature(manifest["signature"], manifest["head"])
+    if why:
+        c.at_file(man_file, why)
+    else:
+        c.rep.signer = manifest["signature"]["public_key"]
+
+
+def _check_files(c: _Checker, man_file: _File, manifest: dict[str, Any], seal: _SealSeen) -> None:
+    """Every file against its manifest entry: none missing, none added, digests and sizes equal."""
+    files = c.loaded.files
+    listed: dict[str, dict[str, Any]] = manifest["files"]
     # The stream vouches for itself: a chain that holds up to a seal event whose hash is the
     # manifest's head is the sealed stream, so a digest mismatch for it is the manifest's fault.
-    stream_vouched = (seal_ev is not None and manifest["head"] == rep.head
-                      and not any(p.file == EVENTS_FILE for p in rep.problems))
+    stream_vouched = (seal.event is not None and manifest["head"] == c.rep.head
+                      and not any(p.file == EVENTS_FILE for p in c.rep.problems))
     for name in sorted(set(listed) | set(files)):
         if name == MANIFEST_FILE:
             continue
         member = files.get(name)
         entry = listed.get(name)
         if member is None:
-            add(Problem(f"file {name}", "listed in the manifest but missing", file=name))
+            c.add(Problem(f"file {name}", "listed in the manifest but missing", file=name))
             continue
-        a, b = span_of(member)
         if entry is None:
-            add(Problem(file_where(member), "not in the manifest (added after sealing)", file=name, start=a, end=b))
+            c.at_file(member, "not in the manifest (added after sealing)")
             continue
         digest = hashlib.sha256(member.data).hexdigest()
         if name == EVENTS_FILE and stream_vouched and (digest, len(member.data)) != (entry["sha256"], entry["size"]):
-            man_problem(f"the files entry for {EVENTS_FILE} does not match the stream, whose hash chain and seal "
-                        f"event verify ({len(member.data)} bytes, sha256 {digest[:12]}...)")
+            c.at_file(man_file, f"the files entry for {EVENTS_FILE} does not match the stream, whose hash chain and "
+                                f"seal event verify ({len(member.data)} bytes, sha256 {digest[:12]}...)")
         elif digest != entry["sha256"] or len(member.data) != entry["size"]:
-            what = (f"differs from the manifest ({len(member.data)} bytes, sha256 {digest[:12]}...; "
-                    f"sealed: {entry['size']} bytes, {str(entry['sha256'])[:12]}...)")
-            add(Problem(file_where(member), what, file=name, start=a, end=b))
-    return rep
+            c.at_file(member, f"differs from the manifest ({len(member.data)} bytes, sha256 {digest[:12]}...; "
+                              f"sealed: {entry['size']} bytes, {str(entry['sha256'])[:12]}...)")
+
+
+def _check(loaded: _Loaded) -> VerifyReport:
+    """Every content check (module docstring) on loaded files, in order; container problems come first.
+
+    The stream first (chain, ``run.start``, the schedule's digest, where seal events stand);
+    an unsealed stream stops there. A sealed one adds the seal event, the manifest, its
+    signature and the files it lists, each check skipped when what it compares against is
+    missing or unreadable.
+    """
+    c = _Checker(loaded, VerifyReport(loaded.path, loaded.form, size=loaded.size, problems=list(loaded.problems)))
+    c.rep.files = len([n for n in loaded.files if n != MANIFEST_FILE])
+    stream = _check_stream(c)
+    if stream is None:
+        return c.rep
+    ev_file, scan = stream
+    _check_schedule(c, scan)
+    _check_seal_position(c, ev_file, scan)
+    if not c.rep.sealed:
+        _note_unsealed(c, scan)
+        return c.rep
+    seal = _check_seal_event(c, ev_file, scan)
+    read = _read_manifest(c)
+    if read is None:
+        return c.rep
+    man_file, manifest = read
+    _check_manifest(c, man_file, manifest, scan, seal)
+    _check_signature(c, man_file, manifest)
+    _check_files(c, man_file, manifest, seal)
+    return c.rep
 
 
 def verify(path: str | Path) -> VerifyReport:
@@ -1103,8 +1202,8 @@ def _exclusive(path: Path) -> Iterator[BinaryIO]:
                 path.unlink()
 
 
-def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None = None, inputs: bool = True,
-         sign: bool = True) -> Path:
+def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None = None,
+         inputs: SealInputs | None = None, sign: bool = True) -> Path:
     """Close a run directory into one bundle file (module docstring: sealing, format).
 
     The directory is changed too: a ``seal`` event is appended to ``events.jsonl`` and
@@ -1117,9 +1216,12 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
             torn last line, keep every complete event, mark the bundle incomplete with the
             reason. The caller makes sure the run's process has stopped.
         out: the bundle path (default :func:`bundle_path`); must not be inside ``run_dir``.
-        inputs: add the inputs a score depends on that a live run keeps hidden: the catalog
-            entries used and the no-op counterfactual (:mod:`engine.run.sealinputs`; re-runs the
-            schedule without an operator, seconds to a few tens of seconds).
+        inputs: called as ``inputs(run_dir, events)`` before the files are read, to add the
+            inputs a score depends on that a live run keeps hidden (:data:`SealInputs`; None:
+            the directory is sealed as it is). A recorded run is sealed through the run side's
+            ``seal_run`` (``engine/run/sealinputs.py``), which passes the catalog entries and the
+            no-op counterfactual (re-running the schedule without an operator, seconds to a few
+            tens of seconds).
         sign: sign the head with the sealing key when ``marathon keys init`` made one
             (:mod:`engine.bundle.keys`).
 
@@ -1187,10 +1289,8 @@ def seal(run_dir: str | Path, *, recover: bool = False, out: str | Path | None =
     if target.resolve().is_relative_to(run_dir.resolve()):
         raise BundleError(f"{target}: the bundle cannot be written inside the run directory {run_dir}")
 
-    if inputs:
-        from engine.run.sealinputs import complete_inputs
-
-        complete_inputs(run_dir, events)
+    if inputs is not None:
+        inputs(run_dir, events)
     names, bad = _walk(run_dir)
     names = [n for n in names if n not in _JOURNAL_FILES]
     if bad:

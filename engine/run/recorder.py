@@ -4,8 +4,8 @@ The recorder subscribes to the stream and appends each event as one line of cano
 JSON to ``events.jsonl``, flushing to the operating system at least every
 ``flush_every_s`` seconds of wall time and at the end, so a killed run leaves a
 verifiable prefix. Beside it: ``schedule.yaml`` (the exact schedule replayed) and
-``run.json`` (what was run). Sealing the directory into a bundle is
-:mod:`engine.bundle.format`'s job.
+``run.json`` (what was run); the names are :mod:`engine.bundle.layout`'s. Sealing the
+directory into a bundle is :mod:`engine.bundle.format`'s job (:func:`engine.run.sealinputs.seal_run`).
 
 :class:`HiddenRecorder` (what a run uses) writes the same lines and every *secret* side
 file (the schedule) into the encrypted journal instead (:mod:`engine.bundle.journal`), so nothing
@@ -22,10 +22,7 @@ from typing import IO, Any
 
 from engine.bundle.events import Event
 from engine.bundle.journal import JournalWriter
-
-EVENTS_FILE = "events.jsonl"
-SCHEDULE_FILE = "schedule.yaml"
-RUN_FILE = "run.json"
+from engine.bundle.layout import EVENTS_FILE
 
 
 class RunRecorder:

@@ -34,8 +34,9 @@ runs on another substrate than the embedded simulator. A bundle sealed by anothe
 version replays with the installed one (``run.start``'s ``engine`` is taken from the record)
 and the report says so; a difference then may be the engine's, not a forgery.
 
-Each result is remembered per bundle head under the cache directory, so
-:func:`replay_status` can mark leaderboard rows ``verified`` or ``diverged``.
+Each result is remembered per bundle head (:mod:`engine.bundle.replaystatus`), so the
+scorer's :func:`engine.bundle.replaystatus.replay_status` can mark leaderboard rows
+``verified`` or ``diverged`` without importing the run side.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ from typing import Any
 
 import yaml
 
+from engine.bundle import replaystatus
 from engine.bundle.events import Event
 from engine.bundle.format import BundleError, open_bundle, verify
+from engine.bundle.layout import APP_FILE, CATALOG_FILE, COUNTERFACTUAL_FILE, RULES_DIR, schedule_digest
 from engine.inputs.safeyaml import parse_yaml
 
 OPERATOR_EMITTED = frozenset({"llm.call", "agent.end"})
@@ -232,7 +235,6 @@ class _ReplayOperator:
 
 
 def _schedule(bundle: Any, start: dict[str, Any], report: ReplayReport) -> Any:
-    from engine.run.orchestrator import schedule_digest
     from faults.schedule import parse_schedule
 
     text = bundle.schedule_text
@@ -245,7 +247,6 @@ def _check_inputs(bundle: Any, start: dict[str, Any], report: ReplayReport) -> s
     """Compare the carried inputs with this installation; returns the rules to replay with."""
     from alerts.rules import PACKS, pack_identity
     from engine.apps.model import builtin_app_path
-    from engine.run.orchestrator import APP_FILE, RULES_DIR
 
     names = set(bundle.names())
     app = str(start.get("app"))
@@ -276,8 +277,8 @@ def _check_inputs(bundle: Any, start: dict[str, Any], report: ReplayReport) -> s
 
 
 def _check_derived(bundle: Any, start: dict[str, Any], report: ReplayReport) -> None:
-    from engine.run.sealinputs import CATALOG_FILE, COUNTERFACTUAL_FILE, catalog_entries
-    from scoring.counterfactual import noop_counterfactual
+    from engine.run.counterfactual import noop_counterfactual
+    from engine.run.sealinputs import catalog_entries
 
     names = set(bundle.names())
     app, text = str(start.get("app")), bundle.schedule_text
@@ -307,7 +308,7 @@ def replay(path: str | Path, *, remember: bool = True) -> ReplayReport:
 
     Args:
         path: a sealed bundle or sealed run directory.
-        remember: record the result for :func:`replay_status`.
+        remember: record the result for :func:`engine.bundle.replaystatus.replay_status`.
 
     Raises:
         engine.bundle.format.NotARunError, engine.bundle.format.BundleError: not a readable bundle.
@@ -393,7 +394,8 @@ def replay(path: str | Path, *, remember: bool = True) -> ReplayReport:
     report.ok = report.first_difference is None and not report.problems and report.head_replayed == seal_ev.hash
     report.wall_s = time.monotonic() - t0
     if remember:
-        _remember(seal_ev.hash, report)
+        replaystatus.remember(seal_ev.hash, ok=report.ok, first_difference=report.first_difference,
+                              problems=report.problems)
     return report
 
 
@@ -402,29 +404,3 @@ def _label(engine: Any) -> str:
         return "(unrecorded)"
     return f"{engine.get('version', '?')}+{str(engine.get('code_sha256', ''))[:8]}"
 
-
-def _status_dir() -> Path:
-    from scoring.counterfactual import cache_dir
-
-    return cache_dir() / "replay"
-
-
-def _remember(head: str, report: ReplayReport) -> None:
-    try:
-        d = _status_dir()
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"{head}.json").write_text(json.dumps({"ok": report.ok, "first_difference": report.first_difference,
-                                                    "problems": report.problems}, sort_keys=True), encoding="utf-8")
-    except OSError:
-        pass  # an unwritable cache only loses the leaderboard mark
-
-
-def replay_status(head: str) -> str | None:
-    """``verified``, ``diverged``, or None (never replayed here) for a bundle, by its head hash."""
-    if not (len(head) == 64 and all(c in "0123456789abcdef" for c in head)):
-        return None
-    try:
-        data = json.loads((_status_dir() / f"{head}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return "verified" if data.get("ok") is True else "diverged"

@@ -8,11 +8,16 @@ adds what would have revealed the answers while the run was live:
   the format :func:`faults.spec.parse_catalog` reads);
 * ``counterfactual.json``: the no-op counterfactual of the schedule, per sample
   (:class:`scoring.counterfactual.Counterfactual` ``to_dict()``), computed now by re-running
-  the schedule without an operator on this engine, with ``engine`` (which engine computed it).
+  the schedule without an operator on this engine (:mod:`engine.run.counterfactual`), with
+  ``engine`` (which engine computed it).
 
 ``marathon score`` and ``marathon report`` read these instead of the installed package, so a
 bundle sealed by another engine version, or of an imported app, is scored from its own
 contents; ``marathon verify --replay`` recomputes them and says where they differ.
+
+The bundle format knows nothing of runs: :func:`engine.bundle.format.seal` takes the inputs as
+a hook, and :func:`seal_run` is the seal every recorded run goes through (``marathon run``,
+``watch``, ``play``, ``serve``, ``marathon seal``), passing :func:`complete_inputs`.
 """
 
 from __future__ import annotations
@@ -25,9 +30,8 @@ from typing import Any
 import yaml
 
 from engine.bundle.events import Event
-
-CATALOG_FILE = "catalog.yaml"
-COUNTERFACTUAL_FILE = "counterfactual.json"
+from engine.bundle.format import seal
+from engine.bundle.layout import APP_FILE, CATALOG_FILE, COUNTERFACTUAL_FILE, SCHEDULE_FILE
 
 
 def catalog_entries(app: str, schedule_text: str) -> dict[str, Any]:
@@ -57,8 +61,8 @@ def counterfactual_document(app: str, seed: int, schedule_text: str) -> dict[str
     Raises:
         Exception: the schedule cannot be re-run on this engine (whatever the run raises).
     """
+    from engine.run.counterfactual import noop_counterfactual
     from engine.run.identity import engine_identity
-    from scoring.counterfactual import noop_counterfactual
 
     doc = noop_counterfactual(app, seed, schedule_text).to_dict()
     doc["engine"] = engine_identity()
@@ -80,16 +84,16 @@ def complete_inputs(run_dir: str | Path, events: list[Event]) -> list[str]:
     """
     run_dir = Path(run_dir)
     start = events[0] if events and events[0].kind == "run.start" else None
-    schedule = run_dir / "schedule.yaml"
+    schedule = run_dir / SCHEDULE_FILE
     if start is None or not schedule.is_file() or not isinstance(start.payload.get("app"), str) \
-            or not (run_dir / "app.yaml").is_file():
+            or not (run_dir / APP_FILE).is_file():
         return []  # not a run the orchestrator recorded (it writes app.yaml as it starts)
     app = str(start.payload["app"])
     notes: list[str] = []
     try:
         text = schedule.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return [f"schedule.yaml unreadable ({exc})"]
+        return [f"{SCHEDULE_FILE} unreadable ({exc})"]
     if not (run_dir / CATALOG_FILE).exists():
         try:
             _write(run_dir / CATALOG_FILE, yaml.safe_dump(catalog_entries(app, text), sort_keys=False,
@@ -104,3 +108,16 @@ def complete_inputs(run_dir: str | Path, events: list[Event]) -> list[str]:
         except Exception as exc:  # a schedule this engine cannot re-run: scored provisionally
             notes.append(f"{COUNTERFACTUAL_FILE} not added: {type(exc).__name__}: {exc}")
     return notes
+
+
+def seal_run(run_dir: str | Path, *, recover: bool = False, out: str | Path | None = None,
+             sign: bool = True) -> Path:
+    """Seal a recorded run into its bundle, with the inputs its score depends on (module docstring).
+
+    :func:`engine.bundle.format.seal` with :func:`complete_inputs` as its ``inputs`` hook; the
+    arguments, the result and the errors are ``seal``'s.
+
+    Raises:
+        engine.bundle.format.NotARunError, engine.bundle.format.BundleError: as ``seal``.
+    """
+    return seal(run_dir, recover=recover, out=out, inputs=complete_inputs, sign=sign)

@@ -117,7 +117,8 @@ class _Engine(threading.Thread):
 
     def _seal(self, error: str | None, *, detach: bool = False) -> bool:
         """Close the recorder and seal the run once; tell the hub. False if another thread is sealing."""
-        from engine.bundle.format import BundleError, seal
+        from engine.bundle.format import BundleError
+        from engine.run.sealinputs import seal_run
 
         if not self._seal_lock.acquire(timeout=0 if detach else 60):
             return False
@@ -137,7 +138,7 @@ class _Engine(threading.Thread):
             outcome["complete"] = bool(run.finished) and not detach
             if run.started:
                 try:
-                    outcome["bundle"] = str(seal(self.run_dir, recover=not outcome["complete"]))
+                    outcome["bundle"] = str(seal_run(self.run_dir, recover=not outcome["complete"]))
                 except (BundleError, OSError) as exc:
                     outcome["error"] = outcome["error"] or f"sealing failed: {exc}"
             self.sealed = True

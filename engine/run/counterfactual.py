@@ -1,0 +1,89 @@
+"""Re-simulating a schedule's no-op run: the run side of the counterfactual.
+
+On the embedded simulator a run's no-op counterfactual is produced deterministically: the
+same schedule replayed with the same seed and no operator. Operators and alert evaluation
+never change what the simulator does on its own, so the no-op run shows exactly what the
+run's users would have seen had nobody acted. :func:`noop_counterfactual` runs it and
+reduces its events to a :class:`scoring.counterfactual.Counterfactual` (what the scorer
+reads; the reduction is :func:`scoring.counterfactual.counterfactual_from_events`).
+
+The seal stores the result in the bundle (:mod:`engine.run.sealinputs`), so scoring reads it
+from there; this module is for the seal, for ``marathon verify --replay`` (which re-derives
+it), for the live panes, and for the command layer to re-simulate bundles sealed before they
+carried one.
+
+Results are cached per (app, seed, schedule digest, engine code digest) under
+:func:`cache_dir` (``$SRE_MARATHON_CACHE``, default ``~/.cache/sre-marathon``, then ``noop/``),
+so a code change never reuses a stale counterfactual, and the score records which no-op run
+it compared against (its event-stream head hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from engine.bundle.layout import schedule_digest
+from engine.bundle.replaystatus import cache_root
+from scoring.counterfactual import Counterfactual, counterfactual_from_events
+
+CACHE_VERSION = "2"
+
+
+def cache_dir() -> Path:
+    """Where no-op counterfactuals are cached: ``<cache root>/noop``."""
+    return cache_root() / "noop"
+
+
+def code_digest() -> str:
+    """SHA-256 over the engine's code (:func:`engine.run.identity.code_sha256`: the simulator, the
+    app models and their source trees, the fault catalogs, the orchestrator, the tools and the
+    scorer), so the cache never outlives a code change: the no-op run's head hash, which the
+    counterfactual's reference names, covers ``run.start``'s engine identity."""
+    from engine.run.identity import code_sha256
+
+    return code_sha256()
+
+
+def noop_counterfactual(app: str, seed: int, schedule_text: str, *, use_cache: bool = True) -> Counterfactual:
+    """The no-op counterfactual of a schedule, re-simulated (or from the cache).
+
+    Args:
+        app: the app name.
+        seed: the simulation seed of the run.
+        schedule_text: the schedule YAML the run replayed.
+        use_cache: read and write the on-disk cache.
+
+    Raises:
+        ScheduleError: the schedule does not validate against this installation.
+    """
+    digest = schedule_digest(schedule_text)
+    key = hashlib.sha256(f"{CACHE_VERSION}:{app}:{seed}:{digest}:{code_digest()}".encode()).hexdigest()[:24]
+    path = cache_dir() / f"{app}-seed{seed}-{key}.json"
+    if use_cache and path.is_file():
+        try:
+            return Counterfactual.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged cache entry is recomputed
+    import yaml
+
+    from engine.apps.model import load_app
+    from engine.run.orchestrator import EVAL_INTERVAL_S, Orchestrator
+    from faults.schedule import parse_schedule
+
+    sched = parse_schedule(yaml.safe_load(schedule_text), "<bundle schedule>")
+    run = Orchestrator(sched, seed=seed, alert_source=None)
+    run.run()
+    model = load_app(app)
+    slos = {r.name: (r.slo.error_share, r.slo.latency_p95_ms) for r in model.routes}
+    result = counterfactual_from_events(run.stream.events, slos, EVAL_INTERVAL_S, digest)
+    if use_cache:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(result.to_dict(), sort_keys=True), encoding="utf-8")
+            tmp.replace(path)
+        except OSError:
+            pass  # an unwritable cache only costs time
+    return result
