@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import promql_parser as pp
@@ -652,6 +652,97 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
         return float(start + (end - start) * np.float64(rank) / np.float64(count))
 
 
+NonMonotonic = Literal["fix", "bisect", "scan"]
+"""How :func:`bucket_quantiles` treats cumulative counts that decrease somewhere (see there)."""
+
+
+def bucket_quantiles(q: float, bounds: FloatArray, counts: FloatArray, *, nonmonotonic: NonMonotonic = "fix",
+                     divide_first: bool = True) -> FloatArray:
+    """:func:`bucket_quantile` vectorised over rows of classic histograms.
+
+    With the defaults each row gets the reference's semantics: counts are made monotonic
+    (each the running maximum, as ``ensureMonotonic`` does); the quantile is interpolated
+    linearly inside the first bucket whose count reaches rank ``q * observations``; a rank
+    in the +Inf bucket gives the highest finite bound; a rank in a first bucket whose bound
+    is <= 0 gives that bound; a row without observations (or with fewer than two buckets)
+    gives NaN; ``q`` NaN, < 0 or > 1 gives NaN, -Inf, +Inf.
+
+    Args:
+        q: the quantile.
+        bounds: upper bounds, shape (B,) shared by every row or (rows, B); strictly
+            increasing along each row, the last +Inf.
+        counts: cumulative counts, shape (rows, B), without NaN (the reference is the
+            definition for NaN counts).
+        nonmonotonic: ``fix`` (Prometheus, the alert evaluator) as above. The other two
+            use the counts as given, observations being the +Inf bucket's count:
+            ``bisect`` takes the bucket ``np.searchsorted`` (left) finds for the rank (the
+            run's health sampler), ``scan`` the first bucket whose count reaches it (the
+            simulator's service health). On monotonic counts all three agree; on others
+            they may pick different buckets or interpolate between different counts. The
+            health figures' bucket increases come from floored counters, which often
+            decrease somewhere, and bundles recorded with them must stay byte-identical.
+        divide_first: interpolate as ``start + (end - start) * (rank / count)``, as
+            Prometheus' ``quantile.go`` does (the alert evaluator); False computes
+            ``start + (end - start) * rank / count`` as :func:`bucket_quantile` does (the
+            health figures). The two differ in the last bit only.
+
+    Returns:
+        One value per row, shape (rows,), in the unit of ``bounds``.
+
+    Raises:
+        ValueError: on mismatched shapes, NaN counts, or bounds that do not increase
+            strictly to +Inf.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 2:
+        raise ValueError(f"counts must have shape (rows, buckets), got {counts.shape}")
+    bounds = np.broadcast_to(np.asarray(bounds, dtype=np.float64), counts.shape)
+    rows, width = counts.shape
+    if width and not (np.all(np.isposinf(bounds[:, -1])) and np.all(bounds[:, 1:] > bounds[:, :-1])):
+        raise ValueError("bucket bounds must increase strictly along each row and end in +Inf")
+    if np.isnan(counts).any():
+        raise ValueError("bucket counts must not be NaN")
+    if math.isnan(q) or q < 0 or q > 1:
+        return np.full(rows, math.nan if math.isnan(q) else math.copysign(math.inf, q))
+    if width < 2:
+        return np.full(rows, math.nan)
+    r_idx = np.arange(rows)
+    if nonmonotonic == "fix":
+        counts = np.maximum.accumulate(counts, axis=1)
+    obs = counts[:, -1]
+    rank = q * obs
+    if nonmonotonic == "bisect":
+        # numpy's binary search (``searchsorted``, side left), all rows in lockstep.
+        lo = np.zeros(rows, dtype=np.int64)
+        hi = np.full(rows, width, dtype=np.int64)
+        while (active := lo < hi).any():
+            mid = lo + ((hi - lo) >> 1)
+            less = counts[r_idx, np.minimum(mid, width - 1)] < rank
+            lo = np.where(active & less, mid + 1, lo)
+            hi = np.where(active & ~less, mid, hi)
+        b = np.minimum(lo, width - 1)
+    else:
+        hit = counts[:, : width - 1] >= rank[:, None]
+        b = np.where(hit.any(axis=1), hit.argmax(axis=1), width - 1)
+    res = np.empty(rows)
+    last = b == width - 1
+    res[last] = bounds[last, width - 2]
+    low_edge = ~last & (b == 0) & (bounds[:, 0] <= 0)
+    res[low_edge] = bounds[low_edge, 0]
+    mid = ~last & ~low_edge
+    bm = b[mid]
+    rm = r_idx[mid]
+    start = np.where(bm > 0, bounds[rm, np.maximum(bm - 1, 0)], 0.0)
+    below = np.where(bm > 0, counts[rm, np.maximum(bm - 1, 0)], 0.0)
+    with np.errstate(all="ignore"):
+        if divide_first:
+            res[mid] = start + (bounds[rm, bm] - start) * ((rank[mid] - below) / (counts[rm, bm] - below))
+        else:
+            res[mid] = start + (bounds[rm, bm] - start) * (rank[mid] - below) / (counts[rm, bm] - below)
+    res[obs == 0] = np.nan
+    return res
+
+
 def _histogram_quantile(a: CallArgs) -> Vector:
     q = a.scalar(0)
     v = a.vector(1)
@@ -669,30 +760,7 @@ def _histogram_quantile(a: CallArgs) -> Vector:
     out = np.full(g, np.nan)
     for width in np.unique(plan.width).tolist():
         rows = np.flatnonzero(plan.width == width)
-        if width < 2:
-            continue
-        counts = np.maximum.accumulate(v.vals[plan.idx[rows, :width]], axis=1)
-        bounds = plan.bounds[rows, :width]
-        obs = counts[:, -1]
-        rank = q * obs
-        hit = counts[:, : width - 1] >= rank[:, None]
-        found = hit.any(axis=1)
-        b = np.where(found, hit.argmax(axis=1), width - 1)
-        r_idx = np.arange(rows.shape[0])
-        res_arr = np.empty(rows.shape[0])
-        last = b == width - 1
-        res_arr[last] = bounds[last, width - 2]
-        low_edge = ~last & (b == 0) & (bounds[:, 0] <= 0)
-        res_arr[low_edge] = bounds[low_edge, 0]
-        mid = ~last & ~low_edge
-        bm = b[mid]
-        rm = r_idx[mid]
-        start = np.where(bm > 0, bounds[rm, np.maximum(bm - 1, 0)], 0.0)
-        below = np.where(bm > 0, counts[rm, np.maximum(bm - 1, 0)], 0.0)
-        with np.errstate(all="ignore"):
-            res_arr[mid] = start + (bounds[rm, bm] - start) * ((rank[mid] - below) / (counts[rm, bm] - below))
-        res_arr[obs == 0] = np.nan
-        out[rows] = res_arr
+        out[rows] = bucket_quantiles(q, plan.bounds[rows, :width], v.vals[plan.idx[rows, :width]])
     return Vector(plan.out, out)
 
 

@@ -15,39 +15,12 @@ import math
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from alerts.promql.functions import bucket_quantiles
 from engine.sim.simulator import Simulator
 from engine.sim.traffic import BUCKETS
 
 _LE = [*BUCKETS, math.inf]
-
-
-def histogram_quantile(q: float, buckets: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Prometheus' ``histogram_quantile`` over rows of cumulative bucket counts.
-
-    Args:
-        q: the quantile, 0..1.
-        buckets: shape (rows, len(BUCKETS) + 1), cumulative counts per ``le`` (last = +Inf).
-
-    Returns:
-        Seconds per row; NaN where a row has no observations.
-    """
-    bounds = np.asarray(_LE)
-    total = buckets[:, -1]
-    rank = q * total
-    out = np.full(buckets.shape[0], np.nan)
-    for i in np.flatnonzero(total > 0).tolist():
-        row = buckets[i]
-        b = int(np.searchsorted(row, rank[i], side="left"))
-        if b >= len(bounds) - 1:
-            out[i] = bounds[-2]  # the quantile falls in the +Inf bucket: the highest finite bound
-            continue
-        lower = 0.0 if b == 0 else bounds[b - 1]
-        below = 0.0 if b == 0 else row[b - 1]
-        count = row[b] - below
-        out[i] = bounds[b] if count <= 0 else lower + (bounds[b] - lower) * (rank[i] - below) / count
-    return out
 
 
 class HealthSampler:
@@ -120,7 +93,7 @@ class HealthSampler:
         bm = mask & (self._kind == 3)
         buckets = np.zeros((S, len(BUCKETS) + 1))
         np.add.at(buckets, (self._svc_of[bm], self._le[bm]), delta[bm])
-        p95 = histogram_quantile(0.95, buckets)
+        p95 = bucket_quantiles(0.95, np.asarray(_LE), buckets, nonmonotonic="bisect", divide_first=False)
         services = []
         for i, name in enumerate(self.services):
             wl = sim.cluster.workloads[name]

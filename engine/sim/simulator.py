@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from alerts.promql.functions import bucket_quantiles
 from engine.apps.model import AppModel, Probe, Resources, Service, load_app, source_root
 from engine.kubectl.quantity import parse_quantity
 from engine.sim.calltree import compile_forest, pod_cpu_cores
@@ -1462,7 +1463,11 @@ class Simulator(Substrate):
                 req, bad, buckets = self._deltas(start, end, svc.name, info)
                 rps = req / span
                 err = bad / req if req > 0 else 0.0
-                p95 = _histogram_quantile(0.95, buckets)
+                if math.inf in buckets:  # else no latency series yet (PromQL: NaN without +Inf)
+                    bounds = sorted(buckets)
+                    q95 = bucket_quantiles(0.95, np.asarray(bounds), np.asarray([[buckets[b] for b in bounds]]),
+                                           nonmonotonic="scan", divide_first=False)[0]
+                    p95 = None if math.isnan(q95) else float(q95)
             out.append(ServiceHealth(svc.name, wl.status_ready, wl.replicas, rps, err,
                                      None if p95 is None else 1000.0 * p95,
                                      sum(p.container.restart_count for p in pods), worst))
@@ -1491,28 +1496,6 @@ class Simulator(Substrate):
             self._route_cache = {"key": cache_key, "per": per}
         acc = self._route_cache["per"].get(service, [0.0, 0.0, {}])
         return acc[0], acc[1], acc[2]
-
-
-def _histogram_quantile(q: float, buckets: dict[float, float]) -> float | None:
-    """Prometheus' histogram_quantile over cumulative bucket counts (upper bound -> count)."""
-    if not buckets:
-        return None
-    bounds = sorted(buckets)
-    total = buckets[bounds[-1]]
-    if total <= 0:
-        return None
-    rank = q * total
-    prev_bound, prev_count = 0.0, 0.0
-    for b in bounds:
-        c = buckets[b]
-        if c >= rank:
-            if math.isinf(b):
-                return prev_bound
-            if c == prev_count:
-                return b
-            return prev_bound + (b - prev_bound) * (rank - prev_count) / (c - prev_count)
-        prev_bound, prev_count = b, c
-    return bounds[-2] if len(bounds) > 1 else None
 
 
 __all__ = ["RouteHealth", "ServiceHealth", "Simulator", "pod_cpu_cores"]
