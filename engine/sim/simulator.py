@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -140,6 +140,98 @@ class _OpBlock:
 
 def _cat(parts: list[Any], dtype: Any) -> Any:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class _PodEffects:
+    """What the effects active on one pod add up to, cached per pod while ``sig`` holds.
+
+    Attributes:
+        sig: (effects version, template hash, container start, node) it was computed for.
+        slot_rows: per operation, :meth:`Simulator._slot_effects`'s row.
+        hung: some effect fails the liveness probe (the process hangs).
+        cpu_extra: extra CPU demand, cores.
+        mem_extra: extra memory, bytes.
+        leak_bps: memory leak, bytes per second.
+    """
+
+    sig: tuple[Any, ...]
+    slot_rows: list[tuple[float, float, float, list[Effect], tuple[float, float, float]]]
+    hung: bool
+    cpu_extra: float
+    mem_extra: float
+    leak_bps: float
+
+
+_POD_COLUMNS = ("names", "slot", "svc", "weight", "serving_since", "up", "hung", "running", "cpu_cap", "cpu_extra",
+                "mem_limit", "mem_idle", "mem_extra", "leak_bps", "started", "http", "hist", "sum", "count", "cpu",
+                "mem")
+"""The pod-level columns of a :class:`PodTable` being built (one list per column)."""
+
+
+@dataclass
+class _SlotColumns:
+    """The slot-level (pod, operation) part of a :class:`PodTable` being built, pod by pod."""
+
+    blocks: list[_OpBlock] = field(default_factory=list)
+    k_pod: list[IntArray] = field(default_factory=list)
+    k_starts: list[int] = field(default_factory=list)
+    k_owner: list[int] = field(default_factory=list)
+    matched: list[list[Effect]] = field(default_factory=list)
+    """Per slot, the attribute-matched effects."""
+    n: int = 0
+
+    def add(self, p_idx: int, block: _OpBlock) -> None:
+        """Append the slots of the pod at table position ``p_idx``."""
+        k = block.op.shape[0]
+        self.k_starts.append(self.n)
+        self.k_owner.append(p_idx)
+        self.blocks.append(block)
+        self.k_pod.append(np.full(k, p_idx, dtype=np.int64))
+        self.matched.extend(block.matched)
+        self.n += k
+
+
+def _assemble_pod_table(cols: dict[str, list[Any]], slots: _SlotColumns) -> PodTable:
+    """The :class:`PodTable` of the collected columns, with no request classes yet."""
+    i64, f64 = np.int64, np.float64
+    blocks = slots.blocks
+    return PodTable(
+        names=cols["names"],
+        slot=np.asarray(cols["slot"], dtype=i64),
+        svc=np.asarray(cols["svc"], dtype=i64),
+        weight=np.asarray(cols["weight"], dtype=f64),
+        serving_since=np.asarray(cols["serving_since"], dtype=f64),
+        up=np.asarray(cols["up"], dtype=bool),
+        hung=np.asarray(cols["hung"], dtype=bool),
+        running=np.asarray(cols["running"], dtype=bool),
+        cpu_cap=np.asarray(cols["cpu_cap"], dtype=f64),
+        cpu_extra=np.asarray(cols["cpu_extra"], dtype=f64),
+        mem_limit=np.asarray(cols["mem_limit"], dtype=f64),
+        mem_idle=np.asarray(cols["mem_idle"], dtype=f64),
+        mem_extra=np.asarray(cols["mem_extra"], dtype=f64),
+        leak_bps=np.asarray(cols["leak_bps"], dtype=f64),
+        started=np.asarray(cols["started"], dtype=f64),
+        http=np.asarray(cols["http"], dtype=bool),
+        hist_sids=np.asarray(cols["hist"], dtype=i64).reshape(len(cols["names"]), len(BUCKETS) + 1),
+        sum_sid=np.asarray(cols["sum"], dtype=i64),
+        count_sid=np.asarray(cols["count"], dtype=i64),
+        cpu_sid=np.asarray(cols["cpu"], dtype=i64),
+        mem_sid=np.asarray(cols["mem"], dtype=i64),
+        k_pod=_cat(slots.k_pod, i64),
+        k_op=_cat([b.op for b in blocks], i64),
+        k_err=_cat([b.err for b in blocks], f64),
+        k_latfac=_cat([b.latfac for b in blocks], f64),
+        k_latadd=_cat([b.latadd for b in blocks], f64),
+        k_sid=np.concatenate([b.sid for b in blocks]) if blocks else np.zeros((0, 3), dtype=i64),
+        k_http=_cat([b.http for b in blocks], bool),
+        k_starts=np.asarray(slots.k_starts, dtype=i64),
+        k_owner=np.asarray(slots.k_owner, dtype=i64),
+        k_err_base=_cat([b.base[:, 0] for b in blocks], f64),
+        k_latfac_base=_cat([b.base[:, 1] for b in blocks], f64),
+        k_latadd_base=_cat([b.base[:, 2] for b in blocks], f64),
+        classes=[],
+    )
 
 
 @dataclass(eq=False)
@@ -263,7 +355,7 @@ class Simulator(Substrate):
         self._fail_since = 0.0
         self._svc_model = {s.name: s for s in self.app.services}
         self._mem_idle = {s.name: parse_quantity(s.memory_idle) for s in self.app.services}
-        self._pod_rows: dict[str, Any] = {}
+        self._pod_rows: dict[str, _PodEffects] = {}
         self._op_blocks: dict[str, _OpBlock] = {}
         self._hist_ids: dict[str, list[int]] = {}
         self._dep_cache: dict[tuple[int, str, str], tuple[PodTemplate, bool, str, str]] = {}
@@ -516,154 +608,124 @@ class Simulator(Substrate):
 
     def _rebuild(self) -> None:
         """Recompute the traffic model's pod table and edge matrices from the cluster."""
-        cluster, traffic, app = self.cluster, self.traffic, self.app
-        t = self.t
-        svc_index = traffic.svc_index
-        pods = sorted((p for p in cluster.pods.values() if p.node is not None),
+        pods = self._placed_pods()
+        self.traffic.ensure_capacity(self.cluster._next_slot + 1)
+        table, self._slot_matched = self._pod_table(pods)
+        table.classes = self._request_classes(table, self._slot_matched)
+        self.traffic.reset_table(table)
+        self.traffic.generator_up = self._generator_running()
+        self._rebuild_edges()
+        self._table_version = self.cluster.version
+
+    def _placed_pods(self) -> list[Pod]:
+        """Pods bound to a node, in pod-table order: by service (the traffic model's order), then name."""
+        svc_index = self.traffic.svc_index
+        return sorted((p for p in self.cluster.pods.values() if p.node is not None),
                       key=lambda p: (svc_index.get(p.service, 10**6), p.name))
+
+    def _pod_table(self, pods: list[Pod]) -> tuple[PodTable, list[list[Effect]]]:
+        """The pod table of ``pods`` (its ``classes`` still empty) and, per slot, the
+        attribute-matched effects. Syncs each pod's container series on the way, in table order."""
         ready_count: dict[str, int] = {}
         for p in pods:
             if p.ready and not p.terminating:
                 ready_count[p.service] = ready_count.get(p.service, 0) + 1
-        cols: dict[str, list[Any]] = {k: [] for k in (
-            "names", "slot", "svc", "weight", "serving_since", "up", "hung", "running", "cpu_cap", "cpu_extra",
-            "mem_limit", "mem_idle", "mem_extra", "leak_bps", "started", "http", "hist", "sum", "count", "cpu",
-            "mem")}
-        blocks: list[_OpBlock] = []
-        k_pod: list[IntArray] = []
-        k_starts: list[int] = []
-        k_owner: list[int] = []
-        k_matched: list[list[Effect]] = []
-        n_k = 0
-        sink = traffic._sink
-        nodes = {n.name: n for n in cluster.nodes}
-        traffic.ensure_capacity(cluster._next_slot + 1)
+        nodes = {n.name: n for n in self.cluster.nodes}
+        cols: dict[str, list[Any]] = {k: [] for k in _POD_COLUMNS}
+        slots = _SlotColumns()
         for p_idx, pod in enumerate(pods):
+            effects = self._pod_effect_totals(pod)
             svc = self._svc_model[pod.service]
-            sig = (self._effects_version, pod.template_hash, pod.container.started_t, pod.node)
-            cached = self._pod_rows.get(pod.name)
-            if cached is None or cached[0] != sig:
-                effects = self.pod_effects(pod)
-                cached = (sig, self._slot_effects(pod.service, effects), any(e.liveness_fails for e in effects),
-                          sum(e.cpu_cores for e in effects), sum(e.memory_bytes for e in effects),
-                          sum(e.memory_leak_bps for e in effects))
-                self._pod_rows[pod.name] = cached
-            _, slot_rows, hung, cpu_extra, mem_extra, leak = cached
             ops = self._svc_ops.get(pod.service, [])
             http = bool(ops) and svc.role == "app" and svc.protocol in ("http", "grpc")
-            running = pod.running and not (pod.terminating and t - (pod.deletion_t or t) >= 0 and False)
-            started = pod.container.started_t if pod.container.started_t is not None else t
+            running = pod.running
+            started = pod.container.started_t if pod.container.started_t is not None else self.t
             self._sync_container_series(pod, svc, ops, http, running, started)
-            cols["names"].append(pod.name)
-            cols["slot"].append(pod.slot)
-            cols["svc"].append(svc_index[pod.service])
             n_ready = ready_count.get(pod.service, 0)
-            cols["weight"].append(1.0 / n_ready if pod.ready and not pod.terminating and n_ready else 0.0)
-            cols["serving_since"].append(pod.serving_since if pod.serving_since is not None else math.inf)
-            cols["up"].append(nodes[pod.node or ""].ready)
-            cols["hung"].append(hung)
-            cols["running"].append(running)
+            node = nodes[pod.node or ""]
             cpu_cap, mem_limit = self._limits(pod)
-            cols["cpu_cap"].append(cpu_cap)
-            cols["cpu_extra"].append(cpu_extra)
-            cols["mem_limit"].append(mem_limit or nodes[pod.node or ""].memory)
-            cols["mem_idle"].append(self._mem_idle[pod.service])
-            cols["mem_extra"].append(mem_extra)
-            cols["leak_bps"].append(leak)
-            cols["started"].append(started)
-            cols["http"].append(http and running)
-            s = pod.series
-            if http and "hist:0" in s:
-                hist_ids = self._hist_ids.get(pod.name)
-                if hist_ids is None or hist_ids[0] != s["hist:0"]:
-                    hist_ids = [s[f"hist:{b}"] for b in range(len(BUCKETS) + 1)]
-                    self._hist_ids[pod.name] = hist_ids
-                cols["hist"].append(hist_ids)
-                cols["sum"].append(s["hist:sum"])
-                cols["count"].append(s["hist:count"])
-            else:
-                cols["hist"].append([sink] * (len(BUCKETS) + 1))
-                cols["sum"].append(sink)
-                cols["count"].append(sink)
-            cols["cpu"].append(s.get("cpu", sink))
-            cols["mem"].append(s.get("mem", sink))
-            if not ops:
-                continue
-            k_starts.append(n_k)
-            k_owner.append(p_idx)
-            live_http = http and "hist:0" in s
-            block_key = (cached[0], http and running, s.get("hist:0", -1) if http else -1)
-            block = self._op_blocks.get(pod.name)
-            if block is None or block.key != block_key:
-                if live_http:
-                    sid_rows = [[s[f"req:{op}:{c}"] for c in ("200", "500", "503")] for op in ops]
-                else:
-                    sid_rows = [[sink] * 3 for _ in ops]
-                block = _OpBlock(
-                    key=block_key,
-                    op=np.asarray(ops, dtype=np.int64),
-                    err=np.asarray([r[0] for r in slot_rows], dtype=np.float64),
-                    latfac=np.asarray([r[1] for r in slot_rows], dtype=np.float64),
-                    latadd=np.asarray([r[2] for r in slot_rows], dtype=np.float64),
-                    matched=[r[3] for r in slot_rows],
-                    base=np.asarray([r[4] for r in slot_rows], dtype=np.float64).reshape(len(ops), 3),
-                    sid=np.asarray(sid_rows, dtype=np.int64).reshape(len(ops), 3),
-                    http=np.full(len(ops), http and running, dtype=bool),
-                )
-                self._op_blocks[pod.name] = block
-            blocks.append(block)
-            k_pod.append(np.full(len(ops), p_idx, dtype=np.int64))
-            k_matched.extend(block.matched)
-            n_k += len(ops)
-        i64, f64 = np.int64, np.float64
-        hist = np.asarray(cols["hist"], dtype=i64).reshape(len(pods), len(BUCKETS) + 1)
-        table = PodTable(
-            names=cols["names"],
-            slot=np.asarray(cols["slot"], dtype=i64),
-            svc=np.asarray(cols["svc"], dtype=i64),
-            weight=np.asarray(cols["weight"], dtype=f64),
-            serving_since=np.asarray(cols["serving_since"], dtype=f64),
-            up=np.asarray(cols["up"], dtype=bool),
-            hung=np.asarray(cols["hung"], dtype=bool),
-            running=np.asarray(cols["running"], dtype=bool),
-            cpu_cap=np.asarray(cols["cpu_cap"], dtype=f64),
-            cpu_extra=np.asarray(cols["cpu_extra"], dtype=f64),
-            mem_limit=np.asarray(cols["mem_limit"], dtype=f64),
-            mem_idle=np.asarray(cols["mem_idle"], dtype=f64),
-            mem_extra=np.asarray(cols["mem_extra"], dtype=f64),
-            leak_bps=np.asarray(cols["leak_bps"], dtype=f64),
-            started=np.asarray(cols["started"], dtype=f64),
-            http=np.asarray(cols["http"], dtype=bool),
-            hist_sids=hist,
-            sum_sid=np.asarray(cols["sum"], dtype=i64),
-            count_sid=np.asarray(cols["count"], dtype=i64),
-            cpu_sid=np.asarray(cols["cpu"], dtype=i64),
-            mem_sid=np.asarray(cols["mem"], dtype=i64),
-            k_pod=_cat(k_pod, i64),
-            k_op=_cat([b.op for b in blocks], i64),
-            k_err=_cat([b.err for b in blocks], f64),
-            k_latfac=_cat([b.latfac for b in blocks], f64),
-            k_latadd=_cat([b.latadd for b in blocks], f64),
-            k_sid=np.concatenate([b.sid for b in blocks]) if blocks else np.zeros((0, 3), dtype=i64),
-            k_http=_cat([b.http for b in blocks], bool),
-            k_starts=np.asarray(k_starts, dtype=i64),
-            k_owner=np.asarray(k_owner, dtype=i64),
-            k_err_base=_cat([b.base[:, 0] for b in blocks], f64),
-            k_latfac_base=_cat([b.base[:, 1] for b in blocks], f64),
-            k_latadd_base=_cat([b.base[:, 2] for b in blocks], f64),
-            classes=[],
+            for key, value in (
+                ("names", pod.name), ("slot", pod.slot), ("svc", self.traffic.svc_index[pod.service]),
+                ("weight", 1.0 / n_ready if pod.ready and not pod.terminating and n_ready else 0.0),
+                ("serving_since", pod.serving_since if pod.serving_since is not None else math.inf),
+                ("up", node.ready), ("hung", effects.hung), ("running", running), ("cpu_cap", cpu_cap),
+                ("cpu_extra", effects.cpu_extra), ("mem_limit", mem_limit or node.memory),
+                ("mem_idle", self._mem_idle[pod.service]), ("mem_extra", effects.mem_extra),
+                ("leak_bps", effects.leak_bps), ("started", started), ("http", http and running),
+            ):
+                cols[key].append(value)
+            self._append_series_ids(cols, pod, http)
+            if ops:
+                slots.add(p_idx, self._op_block(pod, ops, effects, http, running))
+        return _assemble_pod_table(cols, slots), slots.matched
+
+    def _pod_effect_totals(self, pod: Pod) -> _PodEffects:
+        """What the effects on ``pod`` add up to, cached while its effects, template, start and node hold."""
+        sig = (self._effects_version, pod.template_hash, pod.container.started_t, pod.node)
+        cached = self._pod_rows.get(pod.name)
+        if cached is None or cached.sig != sig:
+            effects = self.pod_effects(pod)
+            cached = _PodEffects(sig, self._slot_effects(pod.service, effects), any(e.liveness_fails for e in effects),
+                                 sum(e.cpu_cores for e in effects), sum(e.memory_bytes for e in effects),
+                                 sum(e.memory_leak_bps for e in effects))
+            self._pod_rows[pod.name] = cached
+        return cached
+
+    def _append_series_ids(self, cols: dict[str, list[Any]], pod: Pod, http: bool) -> None:
+        """Append ``pod``'s histogram, CPU and memory series ids (the traffic model's sink where
+        it exports none) to the pod-table columns."""
+        sink = self.traffic.sink_sid
+        s = pod.series
+        if http and "hist:0" in s:
+            hist_ids = self._hist_ids.get(pod.name)
+            if hist_ids is None or hist_ids[0] != s["hist:0"]:
+                hist_ids = [s[f"hist:{b}"] for b in range(len(BUCKETS) + 1)]
+                self._hist_ids[pod.name] = hist_ids
+            cols["hist"].append(hist_ids)
+            cols["sum"].append(s["hist:sum"])
+            cols["count"].append(s["hist:count"])
+        else:
+            cols["hist"].append([sink] * (len(BUCKETS) + 1))
+            cols["sum"].append(sink)
+            cols["count"].append(sink)
+        cols["cpu"].append(s.get("cpu", sink))
+        cols["mem"].append(s.get("mem", sink))
+
+    def _op_block(self, pod: Pod, ops: list[int], effects: _PodEffects, http: bool, running: bool) -> _OpBlock:
+        """``pod``'s rows of the per-(pod, operation) table, cached while its inputs hold."""
+        s = pod.series
+        block_key = (effects.sig, http and running, s.get("hist:0", -1) if http else -1)
+        block = self._op_blocks.get(pod.name)
+        if block is not None and block.key == block_key:
+            return block
+        if http and "hist:0" in s:
+            sid_rows = [[s[f"req:{op}:{c}"] for c in ("200", "500", "503")] for op in ops]
+        else:
+            sid_rows = [[self.traffic.sink_sid] * 3 for _ in ops]
+        rows = effects.slot_rows
+        block = _OpBlock(
+            key=block_key,
+            op=np.asarray(ops, dtype=np.int64),
+            err=np.asarray([r[0] for r in rows], dtype=np.float64),
+            latfac=np.asarray([r[1] for r in rows], dtype=np.float64),
+            latadd=np.asarray([r[2] for r in rows], dtype=np.float64),
+            matched=[r[3] for r in rows],
+            base=np.asarray([r[4] for r in rows], dtype=np.float64).reshape(len(ops), 3),
+            sid=np.asarray(sid_rows, dtype=np.int64).reshape(len(ops), 3),
+            http=np.full(len(ops), http and running, dtype=bool),
         )
-        self._slot_matched = k_matched
-        table.classes = [
-            self._request_class(table, dict(match), share)
-            for match, share in sorted({(e.match, e.share) for effs in k_matched for e in effs})
-        ]
-        traffic.reset_table(table)
-        # The load generator sends traffic only while one of its pods runs.
-        traffic.generator_up = any(p.service == app.load.generator and p.running and not p.terminating
-                                   for p in cluster.pods.values())
-        self._rebuild_edges()
-        self._table_version = cluster.version
+        self._op_blocks[pod.name] = block
+        return block
+
+    def _request_classes(self, table: PodTable, matched: list[list[Effect]]) -> list[RequestClass]:
+        """One request class per (attribute match, share) of the attribute-matched effects, sorted."""
+        return [self._request_class(table, dict(match), share)
+                for match, share in sorted({(e.match, e.share) for effs in matched for e in effs})]
+
+    def _generator_running(self) -> bool:
+        """The load generator sends traffic only while one of its pods runs."""
+        return any(p.service == self.app.load.generator and p.running and not p.terminating
+                   for p in self.cluster.pods.values())
 
     def _slot_effects(self, service: str, effects: list[Effect]) -> list[tuple[float, float, float, list[Effect],
                                                                                   tuple[float, float, float]]]:

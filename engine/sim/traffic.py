@@ -356,6 +356,13 @@ class TrafficModel:
         self._sink = registry.add("__sink__", {}, 0.0)
         registry.kill([self._sink])
 
+    @property
+    def sink_sid(self) -> int:
+        """A dead series id for the pod table's series columns where a pod exports no such
+        series (no HTTP histogram, no CPU or memory series yet): what the flush adds there is
+        never exposed or scraped."""
+        return self._sink
+
     # ----------------------------------------------------------------- persistent per-slot arrays
 
     def ensure_capacity(self, slots: int) -> None:
