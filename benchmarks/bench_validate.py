@@ -19,11 +19,12 @@ import time
 
 from engine.apps.model import builtin_apps
 from engine.run.validate import format_validation, operators, validate
+from faults.schedule import RUN_REGIMES
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--regime", default="marathon", choices=["short-5", "short-10", "marathon"])
+    parser.add_argument("--regime", default="marathon", choices=RUN_REGIMES)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--app", action="append", default=None)
     args = parser.parse_args()

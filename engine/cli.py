@@ -28,6 +28,7 @@ from engine.run.counterfactual import noop_counterfactual
 from engine.run.replay import replay
 from engine.run.sealinputs import complete_inputs
 from engine.serve.cli import add_serve_arguments
+from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 from scoring.cli import add_report_arguments, add_score_arguments
 from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
 
@@ -344,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--app", default=DEFAULT_APP, help=f"app name or app file (default {DEFAULT_APP})")
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--minutes", type=float, default=30.0, help="run time to simulate (default 30)")
-    p.add_argument("--speed", type=speed_arg, default=0.0,
+    p.add_argument("--speed", type=speed_arg, default=None,
                    help="run-time seconds per wall second (default: as fast as possible)")
     p.add_argument("--quiet", action="store_true", help="print only the final summary")
     p.set_defaults(func=cmd_sim)
@@ -352,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schedule", help="generate a seeded fault schedule (table, or YAML with -o)")
     p.add_argument("--app", default=DEFAULT_APP)
     p.add_argument("--seed", type=seed_arg, default=1)
-    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("-o", "--output", help="write the schedule YAML here")
     p.add_argument("--yaml", action="store_true", help="print the YAML instead of the table")
     p.add_argument("--table", action="store_true", help="print the table even when writing a file")
@@ -361,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a whole schedule headless")
     p.add_argument("--app", default=DEFAULT_APP)
     p.add_argument("--seed", type=seed_arg, default=1)
-    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
     p.add_argument("--agent", default="noop",
                    help="the operator: noop (default), runbook, oracle, an LLM agent (react, rag, orbit), or a "
@@ -374,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "series to it with --metrics-port)")
     p.add_argument("--metrics-port", type=int, default=None,
                    help="serve the simulation's /metrics on this loopback port (0: any free port)")
-    p.add_argument("--speed", type=speed_arg, default=0.0,
+    p.add_argument("--speed", type=speed_arg, default=None,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
     add_rules_argument(p)
     add_llm_arguments(p)
@@ -404,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "same schedules")
     p.add_argument("--app", action="append", default=None,
                    help="app to validate on (repeatable; default: all three shipped apps)")
-    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("--seeds", type=int, default=1, help="seeds 1..N (default 1)")
     p.add_argument("--json", action="store_true", help="the table and checks as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

@@ -17,16 +17,34 @@ def seed_arg(text: str) -> int:
     return value
 
 
-def speed_arg(text: str) -> float:
-    """argparse type for ``--speed``: a finite number >= 0 (0: virtual clock, as fast as possible)."""
+FASTEST_SPEED_WORDS = ("max", "fast", "full")
+"""Words ``--speed`` takes for "as fast as possible" (like 0), in any case."""
+
+
+def speed_arg(text: str) -> float | None:
+    """argparse type for every ``--speed``: run-time seconds per wall second.
+
+    Args:
+        text: a positive finite number (the wall clock paced at that many run-time seconds
+            per wall second), or 0 or one of :data:`FASTEST_SPEED_WORDS` (as fast as
+            possible: the virtual clock for a run, no pacing for a replay).
+
+    Returns:
+        The speed, or None for as fast as possible.
+
+    Raises:
+        argparse.ArgumentTypeError: anything else (negative, NaN, infinite, other words).
+    """
+    if text.strip().lower() in FASTEST_SPEED_WORDS:
+        return None
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a number") from None
+        value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a finite number >= 0 "
-                                         "(0: as fast as possible)")
-    return value
+        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: expected a positive number, or 0 or max "
+                                         "for as fast as possible")
+    return value or None
 
 
 def add_rules_argument(p: argparse.ArgumentParser) -> None:

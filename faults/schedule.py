@@ -65,7 +65,7 @@ import re
 import zlib
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import yaml
@@ -79,8 +79,15 @@ from faults import people
 from faults.qualify import onset_seconds, rollout_seconds, work_seconds
 from faults.spec import Catalog, FaultSpec, load_catalog
 
-Regime = Literal["short-5", "short-10", "marathon", "single"]
-"""``single``: a hand-made schedule of one fault (qualification); never generated."""
+RunRegime = Literal["short-5", "short-10", "marathon"]
+"""The regimes :func:`generate` makes and the command lines offer (``--regime``)."""
+Regime = Literal[RunRegime, "single"]
+"""Every regime a schedule may name. ``single``: a hand-made schedule of one fault
+(qualification); never generated."""
+RUN_REGIMES: tuple[RunRegime, ...] = get_args(RunRegime)
+"""The user-selectable regimes, shortest first (the keys of :data:`REGIMES`)."""
+DEFAULT_REGIME: RunRegime = "short-5"
+"""The regime a command runs when none is given."""
 GENERATOR_VERSION = "4"
 
 REGIMES: dict[str, dict[str, Any]] = {

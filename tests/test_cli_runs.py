@@ -140,7 +140,7 @@ def test_replay_of_a_stopped_run_ends_at_its_last_event(runs: dict[str, Path]) -
     assert complete.complete and complete.end_t >= 20 * 60
 
 
-@pytest.mark.parametrize("speed", ["nan", "inf", "-1", "fast"])
+@pytest.mark.parametrize("speed", ["nan", "inf", "-1", "quick"])
 def test_run_rejects_a_bad_speed(speed: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["run", "--speed", speed, "--no-record"])

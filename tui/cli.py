@@ -17,43 +17,28 @@ scored human baselines.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.cliargs import add_rules_argument, seed_arg
+from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
+from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
 DEFAULT_APP = "online-boutique"
 DEFAULT_SEED = 1
-DEFAULT_REGIME = "short-5"
 DEFAULT_AGENT = "runbook"
 DEFAULT_WATCH_SPEED = 20.0
 DEFAULT_PRACTICE_SPEED = 10.0
 DEFAULT_REPLAY_SPEED = 30.0
-REGIMES = ("short-5", "short-10", "marathon")
-
-
-def speed_arg(text: str) -> float | None:
-    """argparse type: a positive number of run-time seconds per wall second, or ``max`` (None)."""
-    if text.strip().lower() in ("max", "0", "fast", "full"):
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: a positive number, or max") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"invalid speed {text!r}: a positive number, or max")
-    return value
 
 
 def _common_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--app", default=DEFAULT_APP, help=f"the application (default {DEFAULT_APP})")
     p.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED, help=f"schedule and simulation seed (default "
                                                                      f"{DEFAULT_SEED})")
-    p.add_argument("--regime", default=DEFAULT_REGIME, choices=REGIMES, help=f"default {DEFAULT_REGIME}")
+    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES, help=f"default {DEFAULT_REGIME}")
     p.add_argument("--schedule", help="run this schedule file instead of generating one")
     add_rules_argument(p)
     p.add_argument("--run-dir", help="record here (default: runs/<run id>); sealed into <dir>.marathon at the end")

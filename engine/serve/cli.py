@@ -34,6 +34,7 @@ from typing import Any
 
 from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.serve.hub import DEFAULT_INVOCATION_TIMEOUT_S, AgentHub, ExternalOperator
+from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
 TOKEN_ENV = "MARATHON_SERVE_TOKEN"
 DEFAULT_HTTP_PORT = 8765
@@ -49,7 +50,7 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     """The ``marathon serve`` flags; sets ``func`` to :func:`cmd_serve`."""
     p.add_argument("--app", default="online-boutique")
     p.add_argument("--seed", type=seed_arg, default=1)
-    p.add_argument("--regime", default="short-5", choices=["short-5", "short-10", "marathon"])
+    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
     p.add_argument("--run-dir", help="record the run here (default: runs/<run id>); sealed into <dir>.marathon")
     p.add_argument("--name", default="external", help="the operator's name on the leaderboard (default external)")
@@ -65,7 +66,7 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--invocation-timeout", type=float, default=DEFAULT_INVOCATION_TIMEOUT_S, metavar="S",
                    help="wall seconds the agent has per invocation before the engine ends it (default 300)")
     p.add_argument("--no-wait", action="store_true", help="start the run without waiting for the agent's first poll")
-    p.add_argument("--speed", type=speed_arg, default=0.0,
+    p.add_argument("--speed", type=speed_arg, default=None,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
     p.add_argument("--linger", type=float, default=10.0, metavar="S",
                    help="after the run, keep serving until the agent has seen the end, at most S seconds")
@@ -286,8 +287,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not _is_loopback(args.host):
             _log(f"WARNING: listening on {args.host}, not loopback: anyone who can reach it and has the token can "
                  "operate this run")
-        if args.invocation_timeout <= 0 or args.speed < 0 or args.linger < 0:
-            raise ValueError("--invocation-timeout must be > 0; --speed and --linger >= 0")
+        if args.invocation_timeout <= 0 or args.linger < 0:
+            raise ValueError("--invocation-timeout must be > 0; --linger >= 0")
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,40}", args.name):
             raise ValueError(f"--name {args.name!r}: use 1-40 letters, digits, '.', '_' or '-'")
         if args.no_http and args.mcp == "none":
