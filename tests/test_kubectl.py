@@ -38,6 +38,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.kubectl import describe as D
 from engine.kubectl import goyaml
 from engine.kubectl import printers as K
 from engine.kubectl.apiobjects import endpoint_slices, link, served
@@ -307,7 +308,7 @@ def test_describe_pod_in_crashloopbackoff(crashloop: Scenario) -> None:
     pod = crashloop.one("Pod", lambda p: _cstatus(p)["restartCount"] > 0)
     cs = _cstatus(pod)
     term = cs["lastState"]["terminated"]
-    out = K.describe("pod", pod, crashloop.objects["Event"], now=crashloop.now)
+    out = D.describe("pod", pod, crashloop.objects["Event"], now=crashloop.now)
     lines = out.splitlines()
     assert lines[0] == f"Name:         {pod['metadata']['name']}"
     assert f"Node:         {pod['spec']['nodeName']}/{pod['status']['hostIP']}" in lines
@@ -353,7 +354,7 @@ def test_imagepull_rollout_in_get_and_describe(imagepull: Scenario) -> None:
     assert row(rsets, rs_old["metadata"]["name"])[1:4] == ["2", "2", "2"]
 
     deploy = imagepull.named("Deployment", "frontend")
-    out = K.describe("deployment", deploy, imagepull.objects["Event"], now=imagepull.now,
+    out = D.describe("deployment", deploy, imagepull.objects["Event"], now=imagepull.now,
                      replicasets=imagepull.objects["ReplicaSet"]).splitlines()
     status = deploy["status"]
     assert (f"Replicas:               2 desired | {status['updatedReplicas']} updated | {status['replicas']} total | "
@@ -368,7 +369,7 @@ def test_imagepull_rollout_in_get_and_describe(imagepull: Scenario) -> None:
     assert [c[-1] for c in scaled] == [f"Scaled up replica set {rs_old['metadata']['name']} from 0 to 2",
                                       f"Scaled up replica set {rs_new['metadata']['name']} from 0 to 1"]
 
-    described = K.describe("pod", new_pod, imagepull.objects["Event"], now=imagepull.now).splitlines()
+    described = D.describe("pod", new_pod, imagepull.objects["Event"], now=imagepull.now).splitlines()
     assert "    State:          Waiting" in described
     assert "      Reason:       ImagePullBackOff" in described
     reasons = [cells(line)[2] for line in described[described.index("Events:") + 3:]]
@@ -384,7 +385,7 @@ def test_scaled_to_zero(scaled_to_zero: Scenario) -> None:
         'Error from server (NotFound): pods "nope" not found\n'
     assert K.get("deploy", sc.objects["Deployment"], now=sc.now, name="nope") == \
         'Error from server (NotFound): deployments.apps "nope" not found\n'
-    out = K.describe("deploy", sc.named("Deployment", "emailservice"), sc.objects["Event"], now=sc.now,
+    out = D.describe("deploy", sc.named("Deployment", "emailservice"), sc.objects["Event"], now=sc.now,
                      replicasets=sc.objects["ReplicaSet"]).splitlines()
     assert "Replicas:               0 desired | 0 updated | 0 total | 0 available | 0 unavailable" in out
     rs = sc.one("ReplicaSet", lambda r: r["metadata"]["name"].startswith("emailservice-"))
@@ -397,7 +398,7 @@ def test_oomkilled(oomkilled: tuple[Scenario, Scenario]) -> None:
     pod = killed.one("Pod", lambda p: _cstatus(p)["state"].get("terminated", {}).get("reason") == "OOMKilled")
     assert row(K.get("pods", killed.objects["Pod"], now=killed.now), pod["metadata"]["name"])[1:3] == \
         ["0/1", "OOMKilled"]
-    out = K.describe("pod", pod, killed.objects["Event"], now=killed.now).splitlines()
+    out = D.describe("pod", pod, killed.objects["Event"], now=killed.now).splitlines()
     i = out.index("    State:          Terminated")
     assert out[i + 1:i + 3] == ["      Reason:       OOMKilled", "      Exit Code:    137"]
     limit = pod["spec"]["containers"][0]["resources"]["limits"]["memory"]
@@ -407,7 +408,7 @@ def test_oomkilled(oomkilled: tuple[Scenario, Scenario]) -> None:
     last = go_age(ago(cs["lastState"]["terminated"]["finishedAt"], looping.now))
     assert row(K.get("pods", looping.objects["Pod"], now=looping.now), pod["metadata"]["name"])[1:4] == \
         ["0/1", "CrashLoopBackOff", f"{cs['restartCount']} ({last} ago)"]
-    out = K.describe("pod", pod, looping.objects["Event"], now=looping.now).splitlines()
+    out = D.describe("pod", pod, looping.objects["Event"], now=looping.now).splitlines()
     i = out.index("    Last State:     Terminated")
     assert out[i + 1:i + 3] == ["      Reason:       OOMKilled", "      Exit Code:    137"]
 
@@ -416,7 +417,7 @@ def test_terminating_pod(terminating: Scenario) -> None:
     pod = terminating.one("Pod", lambda p: "deletionTimestamp" in p["metadata"])
     assert row(K.get("pods", terminating.objects["Pod"], now=terminating.now), pod["metadata"]["name"])[2] == \
         "Terminating"
-    out = K.describe("pod", pod, terminating.objects["Event"], now=terminating.now).splitlines()
+    out = D.describe("pod", pod, terminating.objects["Event"], now=terminating.now).splitlines()
     assert "Status:                    Terminating (lasts 0s)" in out
     assert "Termination Grace Period:  30s" in out
 
@@ -466,13 +467,13 @@ def test_name_and_json_outputs(healthy: Scenario) -> None:
 def test_describe_service_and_node(healthy: Scenario) -> None:
     svc = healthy.named("Service", "frontend")
     pods = sorted((p for p in healthy.objects["Pod"] if _app(p) == "frontend"), key=lambda p: p["metadata"]["name"])
-    out = K.describe("svc", svc, healthy.objects["Event"], now=healthy.now, pods=healthy.objects["Pod"]).splitlines()
+    out = D.describe("svc", svc, healthy.objects["Event"], now=healthy.now, pods=healthy.objects["Pod"]).splitlines()
     assert "Port:                     http  80/TCP" in out
     assert "TargetPort:               8080/TCP" in out
     assert f"Endpoints:                {','.join(p['status']['podIP'] + ':8080' for p in pods)}" in out
     node = healthy.named("Node", "node-a-1")
     on_node = [p for p in healthy.objects["Pod"] if p["spec"].get("nodeName") == "node-a-1"]
-    out = K.describe("node", node, healthy.objects["Event"], now=healthy.now, pods=healthy.objects["Pod"]).splitlines()
+    out = D.describe("node", node, healthy.objects["Event"], now=healthy.now, pods=healthy.objects["Pod"]).splitlines()
     assert out[:2] == ["Name:               node-a-1", "Roles:              worker"]
     assert "                    topology.kubernetes.io/zone=zone-a" in out
     assert any(line.startswith("Non-terminated Pods:") and line.endswith(f"({len(on_node)} in total)") for line in out)
@@ -481,7 +482,7 @@ def test_describe_service_and_node(healthy: Scenario) -> None:
 
 def test_describe_statefulset(astronomy: Scenario) -> None:
     sts = astronomy.objects["StatefulSet"][0]
-    out = K.describe("sts", sts, astronomy.objects["Event"], now=astronomy.now,
+    out = D.describe("sts", sts, astronomy.objects["Event"], now=astronomy.now,
                      pods=astronomy.objects["Pod"]).splitlines()
     name = sts["metadata"]["name"]
     assert out[0].split() == ["Name:", name]
@@ -498,18 +499,19 @@ def test_simulator_gaps_are_bridged_without_changing_output(imagepull: Scenario)
     # on objects completed by link() (what a real cluster serves) the output is the same.
     linked = link(imagepull.objects)
     deploy = imagepull.named("Deployment", "frontend")
-    assert K.describe("deploy", deploy, imagepull.objects["Event"], now=imagepull.now,
+    assert D.describe("deploy", deploy, imagepull.objects["Event"], now=imagepull.now,
                       replicasets=imagepull.objects["ReplicaSet"]) == \
-        K.describe("deploy", deploy, linked["Event"], now=imagepull.now, replicasets=linked["ReplicaSet"])
+        D.describe("deploy", deploy, linked["Event"], now=imagepull.now, replicasets=linked["ReplicaSet"])
     for pod in imagepull.objects["Pod"][:5]:
-        assert K.describe("pod", pod, imagepull.objects["Event"], now=imagepull.now) == \
-            K.describe("pod", pod, linked["Event"], now=imagepull.now)
+        assert D.describe("pod", pod, imagepull.objects["Event"], now=imagepull.now) == \
+            D.describe("pod", pod, linked["Event"], now=imagepull.now)
 
 
 def test_kubectl_modules_are_headless() -> None:
     code = ("import importlib, sys\n"
-            "for m in ('engine.kubectl.printers', 'engine.kubectl.apiobjects', 'engine.kubectl.gofmt',"
-            " 'engine.kubectl.goyaml', 'engine.kubectl.quantity'):\n"
+            "for m in ('engine.kubectl.printers', 'engine.kubectl.describe', 'engine.kubectl.common',"
+            " 'engine.kubectl.apiobjects', 'engine.kubectl.gofmt', 'engine.kubectl.goyaml',"
+            " 'engine.kubectl.quantity'):\n"
             "    importlib.import_module(m)\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -620,7 +622,7 @@ class Served:
         candidates = [ours(before), ours(after)]
         expected = real if real in candidates else candidates[0]
         assert real, f"kubectl {' '.join(args)} printed nothing; stderr: {err}"
-        assert real == expected, f"kubectl {' '.join(args)} differs from engine.kubectl.printers"
+        assert real == expected, f"kubectl {' '.join(args)} differs from engine.kubectl"
 
 
 @pytest.fixture(scope="module")
@@ -663,7 +665,7 @@ def test_kubectl_describe_pods_match(serve: Callable[[Scenario], Served], crashl
         srv = served_by.setdefault(id(sc), serve(sc))
         pod = next(p for p in srv.objects["Pod"] if pred(p))
         srv.same(["describe", "pod", pod["metadata"]["name"]],
-                 lambda now, pod=pod, srv=srv: K.describe("pod", pod, srv.objects["Event"], now=now))
+                 lambda now, pod=pod, srv=srv: D.describe("pod", pod, srv.objects["Event"], now=now))
 
 
 def test_kubectl_describe_workloads_match(serve: Callable[[Scenario], Served], imagepull: Scenario,
@@ -673,17 +675,17 @@ def test_kubectl_describe_workloads_match(serve: Callable[[Scenario], Served], i
         o = srv.objects
         for name in ("frontend", "emailservice", "cartservice"):
             d = next(x for x in o["Deployment"] if x["metadata"]["name"] == name)
-            srv.same(["describe", "deployment", name], lambda now, d=d, o=o: K.describe(
+            srv.same(["describe", "deployment", name], lambda now, d=d, o=o: D.describe(
                 "deployment", d, o["Event"], now=now, replicasets=o["ReplicaSet"]))
         for rs in o["ReplicaSet"]:
             if rs["metadata"]["name"].startswith(("frontend-", "emailservice-")):
                 srv.same(["describe", "rs", rs["metadata"]["name"]],
-                         lambda now, rs=rs, o=o: K.describe("rs", rs, o["Event"], now=now, pods=o["Pod"]))
+                         lambda now, rs=rs, o=o: D.describe("rs", rs, o["Event"], now=now, pods=o["Pod"]))
     srv = serve(astronomy)
     o = srv.objects
     sts = o["StatefulSet"][0]
     srv.same(["describe", "statefulset", sts["metadata"]["name"]],
-             lambda now: K.describe("statefulset", sts, o["Event"], now=now, pods=o["Pod"]))
+             lambda now: D.describe("statefulset", sts, o["Event"], now=now, pods=o["Pod"]))
 
 
 def test_kubectl_describe_service_and_node_match(serve: Callable[[Scenario], Served], imagepull: Scenario) -> None:
@@ -692,11 +694,11 @@ def test_kubectl_describe_service_and_node_match(serve: Callable[[Scenario], Ser
     for name in ("frontend", "cartservice"):
         svc = next(x for x in o["Service"] if x["metadata"]["name"] == name)
         srv.same(["describe", "service", name],
-                 lambda now, svc=svc: K.describe("service", svc, o["Event"], now=now,
+                 lambda now, svc=svc: D.describe("service", svc, o["Event"], now=now,
                                                  endpoint_slices=o["EndpointSlice"]))
     node = o["Node"][0]
     srv.same(["describe", "node", node["metadata"]["name"]],
-             lambda now: K.describe("node", node, o["Event"], now=now, pods=o["Pod"]))
+             lambda now: D.describe("node", node, o["Event"], now=now, pods=o["Pod"]))
 
 
 def test_kubectl_get_json_yaml_name_match(serve: Callable[[Scenario], Served], imagepull: Scenario) -> None:
@@ -746,11 +748,11 @@ def test_kubectl_orders_tied_events_like_go_sort(serve: Callable[[Scenario], Ser
             "involvedObject": {"kind": "Pod", "name": pod["metadata"]["name"], "namespace": NS},
             "source": {"component": "kubelet"}, "count": 1, "firstTimestamp": ts, "lastTimestamp": ts})
     sc = Scenario(healthy.sim, {**healthy.objects, "Event": events}, healthy.now)
-    stable = K.describe("pod", pod, events, now=healthy.now)
+    stable = D.describe("pod", pod, events, now=healthy.now)
     srv = serve(sc)
     o = srv.objects
     mine = next(p for p in o["Pod"] if p["metadata"]["name"] == pod["metadata"]["name"])
-    srv.same(["describe", "pod", pod["metadata"]["name"]], lambda now: K.describe("pod", mine, o["Event"], now=now))
+    srv.same(["describe", "pod", pod["metadata"]["name"]], lambda now: D.describe("pod", mine, o["Event"], now=now))
     # The data discriminates: a stable sort would print another order.
     by_time = sorted(events, key=lambda e: (e["lastTimestamp"], e["metadata"]["name"]))
     assert [line.split()[1] for line in stable.splitlines() if line.startswith("  Normal")] != \

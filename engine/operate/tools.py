@@ -527,7 +527,7 @@ class ToolBox:
         return ToolResult(True, text)
 
     def _kubectl_describe(self, a: KubectlDescribeArgs) -> ToolResult:
-        from engine.kubectl import printers as kubectl
+        from engine.kubectl import describe as kubectl
 
         kind = _KIND_API[a.kind]
         sim = self.run.sim
