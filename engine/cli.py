@@ -35,6 +35,7 @@ from tui.cli import add_play_arguments, add_replay_arguments, add_watch_argument
 if TYPE_CHECKING:
     from engine.bundle.events import Event
     from engine.run.orchestrator import Operator
+    from engine.substrate import Substrate
 
 DEFAULT_APP = "online-boutique"
 
@@ -43,14 +44,12 @@ def _fmt_ms(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def health_table(sim: object, window_s: float = 60.0) -> str:
-    """A plain-text health summary of a running simulation (services, then routes)."""
-    from engine.sim.simulator import Simulator
-
-    assert isinstance(sim, Simulator)
+def health_table(sim: Substrate, window_s: float = 60.0) -> str:
+    """A plain-text health summary of a running cluster (services, then routes), over the
+    last ``window_s`` seconds."""
     lines = [
         f"{sim.app.title} ({sim.app.name})  seed {sim.seed}  run time {sim.now / 60:5.1f} min  "
-        f"load {sim.traffic.rate(sim.now):.1f} req/s",
+        f"load {sim.load_rate():.1f} req/s",
         "",
         f"{'SERVICE':28} {'READY':>6} {'STATUS':18} {'REQ/S':>8} {'5XX':>7} {'P95 MS':>8} {'RESTARTS':>8}",
     ]
@@ -67,13 +66,13 @@ def health_table(sim: object, window_s: float = 60.0) -> str:
 
 def cmd_sim(args: argparse.Namespace) -> int:
     """Run the embedded cluster under load and print its health as it goes."""
-    from engine.sim.simulator import Simulator
+    from engine.run.substrates import open_substrate
 
     if not (math.isfinite(args.minutes) and args.minutes > 0):
         print(f"marathon: --minutes must be a positive number, got {args.minutes}", file=sys.stderr)
         return 2
     try:
-        sim = Simulator(args.app, seed=args.seed, retention_s=3600.0)
+        sim = open_substrate(args.app, seed=args.seed, retention_s=3600.0)
     except (KeyError, AppModelError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
@@ -103,7 +102,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     print("\x1b[H\x1b[2J" if live else "", end="")
     print(health_table(sim))
     print(f"\n{'interrupted after' if interrupted else 'simulated'} {sim.now / 60:g} min of {sim.app.name} "
-          f"in {wall:.2f} s wall ({len(sim.registry)} series)")
+          f"in {wall:.2f} s wall ({len(sim.scrape())} series)")
     return 130 if interrupted else 0
 
 

@@ -1,9 +1,10 @@
 """Qualification: a fault ships only if it is fair (Incident-Arena's oracle and no-op trials).
 
-Three trials per fault. The no-op and revert trials run here, each on a fresh simulation of
-the fault's app; the oracle trial runs through the real path -- the oracle operator acting
-through the tools and the policy layer, scored by the scorer -- in
-:func:`engine.run.validate.qualify_fault`:
+Three trials per fault. The no-op and revert trials run here, each on a fresh cluster of
+the fault's app that the caller brings up (:func:`engine.run.substrates.open_substrate`; the
+trials see it only through :class:`~engine.substrate.Substrate`); the oracle trial runs
+through the real path -- the oracle operator acting through the tools and the policy layer,
+scored by the scorer -- in :func:`engine.run.validate.qualify_fault`:
 
 * **no-op** -- inject and leave alone: from the fault's onset (when the change is built
   and rolled out, or at once for runtime faults) its symptom probe must fail at every
@@ -17,7 +18,7 @@ through the tools and the policy layer, scored by the scorer -- in
   :func:`work_seconds` of the injection;
 * **revert** -- inject, wait, let the orchestrator revert: the probe and every route probe
   pass, and every Deployment is fully rolled out again
-  (:func:`faults.probes.rollout_status`).
+  (:meth:`engine.substrate.Substrate.rollout_status`).
 
 Probes are sampled every 15 s (the evaluation interval). :func:`onset_seconds` and
 :func:`work_seconds` are what the schedule generator gives each fault: time to bite, and
@@ -29,10 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.apps.model import AppModel
-from engine.sim.simulator import Simulator
 from engine.sim.source import build_seconds
-from faults.inject import finish_revert, inject, revert
-from faults.probes import ProbeResult, evaluate_probe, rollout_status
+from engine.substrate import ProbeResult, Substrate
 from faults.spec import FaultSpec, ProbeSpec
 
 QUALIFYING_PACK = "paper"
@@ -106,7 +105,7 @@ def remedy_grace_seconds(app: AppModel, spec: FaultSpec) -> float:
     return roll
 
 
-def _sample(sim: Simulator, probe: ProbeSpec, until: float, out: list[tuple[float, ProbeResult]],
+def _sample(sim: Substrate, probe: ProbeSpec, until: float, out: list[tuple[float, ProbeResult]],
             each: object = None, target: str | None = None) -> None:
     t = sim.now
     while t + SAMPLE_S <= until + 1e-9:
@@ -114,17 +113,29 @@ def _sample(sim: Simulator, probe: ProbeSpec, until: float, out: list[tuple[floa
         sim.advance(t)
         if callable(each):
             each()
-        out.append((t, evaluate_probe(sim, probe, target)))
+        out.append((t, sim.probe(probe, target)))
 
 
-def _fresh(spec: FaultSpec, app: str, seed: int) -> Simulator:
-    sim = Simulator(app, seed=seed)
-    sim.advance(INJECT_AT_S)
-    return sim
+def _fresh(cluster: Substrate) -> Substrate:
+    """``cluster`` advanced to :data:`INJECT_AT_S`.
+
+    Raises:
+        ValueError: its run time is past that already (a trial needs a fresh cluster).
+    """
+    if cluster.now > INJECT_AT_S:
+        raise ValueError(f"a trial needs a fresh cluster; this one is at run time {cluster.now:.0f} s, past the "
+                         f"injection at {INJECT_AT_S:.0f} s")
+    cluster.advance(INJECT_AT_S)
+    return cluster
 
 
-def noop_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
+def noop_trial(spec: FaultSpec, cluster: Substrate) -> TrialResult:
     """Inject and leave alone (module docstring).
+
+    Args:
+        spec: the fault.
+        cluster: a fresh cluster of the fault's app (at run time 0, e.g.
+            ``open_substrate(app, seed=0)``); the trial runs on it.
 
     Returns:
         ``ok`` when the probe failed at every sample from the onset for :data:`NOOP_WINDOW_S`
@@ -135,13 +146,13 @@ def noop_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     from alerts.rules import load_pack
     from scoring.attribution import FaultWindow, attribute
 
-    sim = _fresh(spec, app, seed)
+    sim = _fresh(cluster)
     evaluator = AlertEvaluator(load_pack(QUALIFYING_PACK), interval_s=SAMPLE_S)
     evaluator.step(sim.store, sim.now)
-    inject(sim, spec)
+    sim.apply_fault(spec)
     onset = sim.now + onset_seconds(sim.app, spec)
     sim.advance(onset)
-    samples: list[tuple[float, ProbeResult]] = [(sim.now, evaluate_probe(sim, spec.probe, spec.probe_anchor))]
+    samples: list[tuple[float, ProbeResult]] = [(sim.now, sim.probe(spec.probe, spec.probe_anchor))]
     _sample(sim, spec.probe, onset + NOOP_WINDOW_S, samples, target=spec.probe_anchor)
     # Alerts lag their symptom by their rate window and ``for`` (up to 10 minutes for the
     # latency rule), so the fault stays in place a while longer for them.
@@ -167,17 +178,28 @@ def noop_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
                                      f"fired: {', '.join(fired)}", samples, fired)
 
 
-def revert_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
-    sim = _fresh(spec, app, seed)
-    inst = inject(sim, spec)
+def revert_trial(spec: FaultSpec, cluster: Substrate) -> TrialResult:
+    """Inject, wait, let the orchestrator's revert undo it (module docstring).
+
+    Args:
+        spec: the fault.
+        cluster: a fresh cluster of the fault's app (see :func:`noop_trial`).
+
+    Returns:
+        ``ok`` when, after the revert has had time to take effect, the probe passes at every
+        sample for :data:`HOLD_S`, the fault left nothing registered, and every route probe
+        and every Deployment's rollout status is healthy.
+    """
+    sim = _fresh(cluster)
+    inst = sim.apply_fault(spec)
     sim.advance(sim.now + onset_seconds(sim.app, spec) + 60.0)
-    revert(sim, inst)
+    sim.revert_fault(inst)
     grace_end = sim.now + remedy_grace_seconds(sim.app, spec.model_copy(update={"remedy": spec.remedy.model_copy(
         update={"action": "revert-patch" if spec.mechanism == "code-change" else "rollback"})}))
     samples: list[tuple[float, ProbeResult]] = []
-    _sample(sim, spec.probe, grace_end, [], each=lambda: finish_revert(sim, inst), target=spec.probe_anchor)
-    samples.append((sim.now, evaluate_probe(sim, spec.probe, spec.probe_anchor)))
-    _sample(sim, spec.probe, grace_end + HOLD_S, samples, each=lambda: finish_revert(sim, inst),
+    _sample(sim, spec.probe, grace_end, [], each=lambda: sim.finish_revert(inst), target=spec.probe_anchor)
+    samples.append((sim.now, sim.probe(spec.probe, spec.probe_anchor)))
+    _sample(sim, spec.probe, grace_end + HOLD_S, samples, each=lambda: sim.finish_revert(inst),
             target=spec.probe_anchor)
     failing = [(t, s) for t, s in samples if not s.ok]
     if failing:
@@ -187,13 +209,13 @@ def revert_trial(spec: FaultSpec, app: str, seed: int = 0) -> TrialResult:
     if inst.effect_ids:
         return TrialResult("revert", False, "the fault's effects are still registered after the revert", samples)
     for route in sim.app.routes:
-        res = evaluate_probe(sim, ProbeSpec(route=route.name))
+        res = sim.probe(ProbeSpec(route=route.name))
         if not res.ok:
             return TrialResult("revert", False, f"after revert: {res.detail}", samples)
-    for wl in sim.cluster.workloads.values():
-        if wl.kind != "Deployment":
+    for svc in sim.app.services:
+        if sim.workload(svc.name).kind != "Deployment":
             continue
-        res = rollout_status(sim, wl.name)
+        res = sim.rollout_status(svc.name)
         if not res.ok:
             return TrialResult("revert", False, f"after revert: {res.detail}", samples)
     return TrialResult("revert", True, "probe, every route and every rollout healthy after revert", samples)

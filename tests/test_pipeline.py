@@ -16,9 +16,7 @@ from engine.run.orchestrator import Orchestrator, _add_comment
 from engine.sim.k8s import PodTemplate
 from engine.sim.simulator import Simulator
 from engine.sim.source import build_seconds
-from engine.substrate import ChangeRecord
-from faults.inject import FaultInstance, finish_revert, inject, revert
-from faults.probes import evaluate_probe
+from engine.substrate import ChangeRecord, FaultInstance
 from faults.schedule import generate
 from faults.spec import FaultSpec, load_catalog
 
@@ -56,7 +54,7 @@ def _settle(sim: Simulator, seconds: float = SETTLE_S, *insts: FaultInstance) ->
     while sim.now < end:
         sim.advance(min(end, sim.now + 15.0))
         for inst in insts:
-            finish_revert(sim, inst)
+            sim.finish_revert(inst)
 
 
 def _fully_rolled_out(sim: Simulator, service: str) -> bool:
@@ -73,7 +71,7 @@ def test_config_fault_applied_during_a_benign_build_survives_its_landing(sim: Si
     doc = _benign(sim, service, "server.go", "Deadlines are propagated from the incoming context.")
     assert doc.status == "building"
     sim.advance(sim.now + 10)
-    inject(sim, spec)
+    sim.apply_fault(spec)
     _settle(sim)
     assert doc.status == "deployed"
     tpl = _template(sim, service)
@@ -81,7 +79,7 @@ def test_config_fault_applied_during_a_benign_build_survives_its_landing(sim: Si
     assert tpl.commit == doc.commit
     assert "Deadlines are propagated" in sim.source_files(service)["server.go"]
     assert _fully_rolled_out(sim, service)
-    res = evaluate_probe(sim, spec.probe, spec.probe_anchor)
+    res = sim.probe(spec.probe, spec.probe_anchor)
     assert not res.ok, f"the fault vanished when the benign build landed: {res.detail}"
 
 
@@ -90,7 +88,7 @@ def test_benign_commit_during_a_fault_build_composes_with_it(sim: Simulator, cat
     spec = catalog["ob-currency-jpy-truncated-nanos"]
     service = spec.target
     assert spec.change is not None
-    inst = inject(sim, spec)
+    inst = sim.apply_fault(spec)
     sim.advance(sim.now + 10)
     doc = _benign(sim, service, "server.js", "Retries are the caller's job; this handler must stay idempotent.")
     assert sim.repos[service].head.parent == inst.changes[0].commit, "the benign commit is based on the head"
@@ -100,7 +98,7 @@ def test_benign_commit_during_a_fault_build_composes_with_it(sim: Simulator, cat
     assert spec.change.defect_marker() in deployed[spec.change.file], "the benign commit dropped the fault's change"
     assert "Retries are the caller's job" in deployed["server.js"]
     assert _template(sim, service).commit == sim.repos[service].head.id
-    res = evaluate_probe(sim, spec.probe, spec.probe_anchor)
+    res = sim.probe(spec.probe, spec.probe_anchor)
     assert not res.ok, f"the fault vanished when the benign build landed: {res.detail}"
 
 
@@ -110,14 +108,14 @@ def test_revert_removes_only_its_own_change(sim: Simulator, catalog: dict[str, F
     assert spec_a.change is not None and spec_b.change is not None and spec_a.change.file == spec_b.change.file
     path = spec_a.change.file
     service = spec_a.target
-    a = inject(sim, spec_a)
+    a = sim.apply_fault(spec_a)
     _settle(sim)
     assert spec_a.change.defect_marker() in sim.source_files(service)[path]
     doc = _benign(sim, service, path, "Money stays in units and nanos end to end.")
     sim.advance(sim.now + 5)
-    b = inject(sim, spec_b)
+    b = sim.apply_fault(spec_b)
     sim.advance(sim.now + 5)
-    shipped = revert(sim, a)
+    shipped = sim.revert_fault(a)
     assert shipped and shipped[0].status == "building"
     _settle(sim, SETTLE_S + 2 * build_seconds("nodejs"), a)
     assert doc.status == b.changes[0].status == shipped[0].status == "deployed"
@@ -127,7 +125,7 @@ def test_revert_removes_only_its_own_change(sim: Simulator, catalog: dict[str, F
     assert "Money stays in units and nanos end to end." in deployed, "the revert of A also dropped the benign change"
     assert sim.head_files(service)[path] == deployed
     assert not a.effect_ids, "A's effects are gone once its revert is deployed"
-    res = evaluate_probe(sim, spec_b.probe, spec_b.probe_anchor)
+    res = sim.probe(spec_b.probe, spec_b.probe_anchor)
     assert not res.ok, f"fault B vanished with A's revert: {res.detail}"
 
 

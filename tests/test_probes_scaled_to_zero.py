@@ -14,7 +14,6 @@ from __future__ import annotations
 import pytest
 
 from engine.sim.simulator import Simulator
-from faults.probes import evaluate_probe
 from faults.spec import FaultSpec, load_catalog
 
 APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
@@ -38,5 +37,5 @@ def test_probe_fails_with_the_target_scaled_to_zero(case: tuple[str, FaultSpec])
             f"{spec.target}: pods {[p.name for p in workload.all_pods()]} still there after {GONE_WITHIN_S:.0f} s")
         sim.advance(sim.now + 5.0)
     sim.advance(sim.now + SETTLE_S)
-    result = evaluate_probe(sim, spec.probe, spec.probe_anchor)
+    result = sim.probe(spec.probe, spec.probe_anchor)
     assert not result.ok, f"{spec.id}: probe passes with {spec.target} at 0 replicas: {result.detail}"

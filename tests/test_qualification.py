@@ -19,6 +19,7 @@ import pytest
 
 from alerts.rules import load_pack
 from engine.apps.model import load_app
+from engine.run.substrates import open_substrate
 from engine.run.validate import qualify_fault
 from faults.qualify import QUALIFYING_PACK, TrialResult, noop_trial, revert_trial, work_seconds
 from faults.schedule import REGIMES, lifetime
@@ -39,7 +40,7 @@ _NOOP: dict[str, TrialResult] = {}
 
 def _noop(app: str, fault: FaultSpec) -> TrialResult:
     if fault.id not in _NOOP:
-        _NOOP[fault.id] = noop_trial(fault, app)
+        _NOOP[fault.id] = noop_trial(fault, open_substrate(app, seed=0))
     return _NOOP[fault.id]
 
 
@@ -80,5 +81,5 @@ def test_oracle_earns_every_stage_through_the_tools_and_the_scorer(case: tuple[s
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_revert_trial_returns_to_healthy(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
-    result = revert_trial(fault, app)
+    result = revert_trial(fault, open_substrate(app, seed=0))
     assert result.ok, result.reason

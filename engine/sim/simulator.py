@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,8 @@ from engine.kubectl.quantity import parse_quantity
 from engine.sim.calltree import compile_forest, pod_cpu_cores
 from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
+from engine.sim.health import SeriesClasses
+from engine.sim.health import health_window as _health_window
 from engine.sim.k8s import Pod, PodTemplate, timestamp
 from engine.sim.logs import ContainerLog, LogFormatter
 from engine.sim.series import SeriesRegistry, SeriesStore, exposition
@@ -49,7 +51,24 @@ from engine.sim.traffic import (
     TrafficModel,
     route_quantile,
 )
-from engine.substrate import OBJECT_KINDS, ChangeRecord, EdgeStats, Sample, Substrate, SubstrateError
+from engine.substrate import (
+    OBJECT_KINDS,
+    ChangeRecord,
+    EdgeStats,
+    FaultInstance,
+    HealthWindow,
+    PodView,
+    ProbeResult,
+    RouteHealth,
+    Sample,
+    ServiceHealth,
+    Substrate,
+    SubstrateError,
+    WorkloadView,
+)
+
+if TYPE_CHECKING:
+    from faults.spec import FaultSpec, ProbeSpec
 
 WARM_TRAFFIC_S = 360.0
 """Seconds of traffic before run time 0, so 5-minute rate windows are full at t = 0."""
@@ -61,43 +80,6 @@ ERROR_LOG_EVERY_S = 5.0
 """Error lines are drawn for the failures of each 5-second stretch (spread over it)."""
 ERROR_LOG_CAP = 3
 """At most this many error lines per pod and operation per tick (log sampling)."""
-
-
-@dataclass(frozen=True)
-class ServiceHealth:
-    """Health of one service over a window.
-
-    Attributes:
-        service: name.
-        ready: ready pods.
-        desired: spec replicas.
-        rps: requests per second served (0 for stores and non-app workloads).
-        error_share: share of served requests answered 5xx.
-        p95_ms: 95th percentile latency from the histogram (linear interpolation within a
-            bucket, as ``histogram_quantile``), or None without requests.
-        restarts: container restarts summed over current pods.
-        status: worst pod status (``Running``, ``CrashLoopBackOff``, ...).
-    """
-
-    service: str
-    ready: int
-    desired: int
-    rps: float
-    error_share: float
-    p95_ms: float | None
-    restarts: int
-    status: str
-
-
-@dataclass(frozen=True)
-class RouteHealth:
-    """User-facing health of one entry route over a window (rates per second, ms)."""
-
-    route: str
-    rps: float
-    error_share: float
-    p50_ms: float
-    p95_ms: float
 
 
 def _address(value: str, env: dict[str, str], var: str) -> tuple[str, int | None]:
@@ -302,6 +284,9 @@ class Simulator(Substrate):
         ValueError: a negative or non-integer seed.
     """
 
+    store: SeriesStore
+    """Every scrape (the embedded alert evaluator's input); never None here."""
+
     def __init__(self, app: AppModel | str, seed: int = 0, dt: float = 1.0, scrape_interval_s: float = 15.0,
                  record_warmup: bool = True, retention_s: float | None = None) -> None:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -374,6 +359,8 @@ class Simulator(Substrate):
         self._cause_cache: dict[tuple[int, float], tuple[str, dict[str, Any]]] = {}
         self._next_scrape = 0.0
         self._next_access_log = 0.0
+        self._health_classes = SeriesClasses(self.app.service_names())
+        """The registry's series classified for :meth:`health_window` (shared by every reader)."""
         self._warm_start()
 
     # ----------------------------------------------------------------- warm start
@@ -603,6 +590,9 @@ class Simulator(Substrate):
 
     def zone_nodes(self, zone: str) -> list[str]:
         return [n.name for n in self.cluster.nodes if n.zone == zone]
+
+    def load_rate(self) -> float:
+        return self.traffic.rate(self.t)
 
     # ----------------------------------------------------------------- pod table
 
@@ -1188,6 +1178,29 @@ class Simulator(Substrate):
     def deploy_history(self, service: str | None = None) -> list[ChangeRecord]:
         return [c for c in self.changes if service is None or c.service == service]
 
+    # ----------------------------------------------------------------- Substrate: views for the run loop
+
+    def workload(self, name: str) -> WorkloadView:
+        wl = self._workload(name)
+        tpl = wl.template
+        return WorkloadView(name=wl.name, kind=wl.kind, replicas=wl.replicas, revision=wl.revision,
+                            generation=wl.generation, observed_generation=wl.observed_generation,
+                            ready_replicas=wl.status_ready, image=tpl.image, env=tpl.env_dict(),
+                            resources=tpl.resources, readiness_probe=tpl.readiness_probe,
+                            liveness_probe=tpl.liveness_probe)
+
+    def pods(self, service: str | None = None) -> list[PodView]:
+        """See :meth:`Substrate.pods`: a service's pods in its workload's order (replica set by
+        replica set, or by ordinal), every pod in creation order."""
+        pods = list(self.cluster.pods.values()) if service is None else self._workload(service).all_pods()
+        return [PodView(name=p.name, uid=p.uid, service=p.service, node=p.node, zone=p.zone, ready=p.ready,
+                        terminating=p.terminating, status=p.status_text(), restarts=p.container.restart_count)
+                for p in pods]
+
+    def health_window(self, since: object | None = None) -> HealthWindow:
+        """See :meth:`Substrate.health_window` (computed in :mod:`engine.sim.health`)."""
+        return _health_window(self, self._health_classes, since)
+
     def _workload(self, service: str) -> Any:
         try:
             return self.cluster.workloads[service]
@@ -1409,6 +1422,44 @@ class Simulator(Substrate):
         self._apply_template(rec, target.template)
         return rec
 
+    # ----------------------------------------------------------------- Substrate: faults, probes, forks
+
+    def apply_fault(self, spec: FaultSpec) -> FaultInstance:
+        """See :meth:`Substrate.apply_fault` (:func:`engine.sim.faults.inject`)."""
+        from engine.sim.faults import inject
+
+        return inject(self, spec)
+
+    def revert_fault(self, fault: FaultInstance) -> list[ChangeRecord]:
+        """See :meth:`Substrate.revert_fault` (:func:`engine.sim.faults.revert`)."""
+        from engine.sim.faults import revert
+
+        return revert(self, fault)
+
+    def finish_revert(self, fault: FaultInstance) -> bool:
+        """See :meth:`Substrate.finish_revert` (:func:`engine.sim.faults.finish_revert`)."""
+        from engine.sim.faults import finish_revert
+
+        return finish_revert(self, fault)
+
+    def probe(self, probe: ProbeSpec, target: str | None = None) -> ProbeResult:
+        """See :meth:`Substrate.probe` (:func:`engine.sim.probes.evaluate_probe`)."""
+        from engine.sim.probes import evaluate_probe
+
+        return evaluate_probe(self, probe, target)
+
+    def rollout_status(self, deployment: str) -> ProbeResult:
+        """See :meth:`Substrate.rollout_status` (:func:`engine.sim.probes.rollout_status`)."""
+        from engine.sim.probes import rollout_status
+
+        return rollout_status(self, deployment)
+
+    def fork(self, *, drop_pending_builds: bool = False) -> Simulator:
+        """See :meth:`Substrate.fork` (:func:`engine.sim.fork.fork`)."""
+        from engine.sim.fork import fork
+
+        return fork(self, drop_pending_builds=drop_pending_builds)
+
     # ----------------------------------------------------------------- probes (ground truth)
 
     def probe_route(self, route: str, attributes: dict[str, str] | None = None,
@@ -1560,4 +1611,4 @@ class Simulator(Substrate):
         return acc[0], acc[1], acc[2]
 
 
-__all__ = ["RouteHealth", "ServiceHealth", "Simulator", "pod_cpu_cores"]
+__all__ = ["Simulator", "pod_cpu_cores"]

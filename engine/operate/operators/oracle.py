@@ -11,14 +11,14 @@ Every invocation, for each live fault whose symptom probe is failing:
    already used for another fault's incident may be used again, since under overlap one
    alert can be evidence of two faults;
 2. **localize**: it files the exact root cause (target, category, responsible artifact);
-3. **repair**: it performs the reference remedy (:func:`faults.inject.remedy_steps`) through
+3. **repair**: it performs the reference remedy (:func:`faults.remedy.remedy_steps`) through
    the tools and the policy layer -- a restart as a rolling restart, as an SRE does it: one
    ready pod at a time, the next once every other pod of the service is ready again (pods
    that are not ready anyway, such as those stranded on a lost node, at once); if the probe
    is still failing once the remedy's time to take effect
    (:func:`faults.qualify.remedy_grace_seconds`) has passed, it applies the remedy again,
    computed from the state then. Once the rollback of a code change has rolled out, it also
-   reverts the commit on the repository head (:func:`faults.inject.revert_commit_step`), so
+   reverts the commit on the repository head (:func:`faults.remedy.revert_commit_step`), so
    that the next build from the head does not deploy the defect again (shipped earlier, the
    revert's rollout would supersede the rollback's halfway and keep a defective pod serving);
 4. **declare**: it resolves the incident only once the repair is durable -- the probe has
@@ -32,9 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from faults.inject import defect_deployed, remedy_steps, revert_commit_step
-from faults.probes import rollout_status
 from faults.qualify import remedy_grace_seconds
+from faults.remedy import defect_deployed, remedy_steps, revert_commit_step
 from scoring.attribution import FaultWindow, candidates
 from scoring.gates import SOAK_S
 
@@ -121,7 +120,7 @@ class OracleOperator:
         pending = self.restarts.get(rec.spec.id, [])
         sim = inv.tools.run.sim
         while pending:
-            pods = {p.name: p for p in sim.cluster.pods.values() if not p.terminating}
+            pods = {p.name: p for p in sim.pods() if not p.terminating}
             name = pending[0]
             pod = pods.get(name)
             if pod is None:
@@ -132,7 +131,8 @@ class OracleOperator:
                 return  # wait until the previous replacement is ready
             inv.tools.call("restart_pod", {"pod": name, "incident": incident})
             pending.pop(0)
-            if pod.ready:
+            # Read again: a restart carried out has taken the pod out of service already.
+            if any(p.uid == pod.uid and p.ready for p in sim.pods()):
                 return  # one healthy pod per invocation
 
     def _follow_up(self, inv: Invocation, rec: FaultRecord) -> None:
@@ -155,7 +155,7 @@ class OracleOperator:
             self._roll(inv, rec, incident)
             self.remedied_at[fid] = run.now
             return
-        if fid in self.revert_pending and rollout_status(run.sim, rec.spec.target).ok:
+        if fid in self.revert_pending and run.sim.rollout_status(rec.spec.target).ok:
             self.revert_pending.discard(fid)
             revert = revert_commit_step(run.sim, inst)
             if revert is not None:

@@ -1,4 +1,6 @@
-"""Symptom probes: does the system give the correct answer to a fault's request?
+"""Symptom probes on the embedded cluster: does the system give the correct answer to a
+fault's request? What :meth:`Simulator.probe <engine.sim.simulator.Simulator.probe>` and
+:meth:`~engine.sim.simulator.Simulator.rollout_status` do.
 
 A probe judges user-visible requests through the fault's scope, never rollout status
 alone (DESIGN section 8). Two kinds (:class:`~faults.spec.ProbeSpec`):
@@ -18,35 +20,25 @@ the requests succeeding (a bad image on a 2-replica Deployment); it is never eno
 itself, because 0/0 replicas is fully rolled out, and a target scaled to zero fails the
 request part.
 
+The request's success probability and latency come from the simulator's model of the
+request (:meth:`~engine.sim.simulator.Simulator.probe_route`), with no request sent.
+
 Probes are ground truth: their results go to the bundle (``probe.result`` events) and to
 scoring, never to an operator.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from engine.sim.simulator import Simulator
-from faults.spec import ProbeSpec
+from engine.substrate import ProbeResult
+
+if TYPE_CHECKING:
+    from engine.sim.simulator import Simulator
+    from faults.spec import ProbeSpec
 
 DEFAULT_OPERATION_P95_MS = 2000.0
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """One probe sample.
-
-    Attributes:
-        ok: the answer is correct (and, with ``rollout``, the Deployment fully rolled out).
-        success: success probability of the probe request, 0..1.
-        p95_ms: p95 latency of the probe request, ms.
-        detail: a short human explanation.
-    """
-
-    ok: bool
-    success: float
-    p95_ms: float
-    detail: str
+"""The p95 latency limit of an operation probe without its own, ms."""
 
 
 def evaluate_probe(sim: Simulator, probe: ProbeSpec, target: str | None = None) -> ProbeResult:
