@@ -19,7 +19,6 @@ import pytest
 
 from engine.cli import health_table
 from engine.operate.operators import make_operator
-from engine.run.health import HealthSampler
 from engine.run.orchestrator import Orchestrator
 from engine.run.substrates import SUBSTRATES, open_substrate
 from engine.substrate import Substrate
@@ -77,10 +76,9 @@ def test_door_is_only_the_interface() -> None:
 
 
 def _events(app: str, operator: str, wrap: Callable[[Substrate], Substrate]) -> list[tuple[float, str, Any]]:
-    run = Orchestrator(generate(app, 1, "short-10"), operator=make_operator(operator))
-    # The orchestrator brings its simulator up itself; swap in the wrapped one before the run starts.
-    run.sim = wrap(run.sim)
-    run.health = HealthSampler(run.sim)
+    schedule = generate(app, 1, "short-10")
+    run = Orchestrator(schedule, operator=make_operator(operator),
+                       substrate=wrap(open_substrate(schedule.app, seed=schedule.seed)))
     run.run()
     return [(e.t, e.kind, e.payload) for e in run.stream.events]
 
