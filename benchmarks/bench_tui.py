@@ -34,12 +34,13 @@ from engine.bundle.format import open_bundle
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
+from engine.run.session import RunSession
 from faults.schedule import generate
 from tui.app import MarathonApp
 from tui.screens.replay import ReplayScreen
 from tui.screens.watch import WatchScreen
 from tui.seek import ReplayIndex
-from tui.session import EventFeed, LiveSession, load_bundle
+from tui.session import EventFeed, load_bundle
 
 APP, SEED, REGIME = "train-ticket", 1, "marathon"
 APPLY_TARGET_MS = 50.0
@@ -65,7 +66,7 @@ def record(directory: Path) -> tuple[Path, float, int]:
 class _Fed(WatchScreen):
     """A watch screen whose events come from the benchmark, not an engine."""
 
-    def __init__(self, session: LiveSession, feed: EventFeed) -> None:
+    def __init__(self, session: RunSession, feed: EventFeed) -> None:
         super().__init__(session=session, autostart=False)
         self.bench_feed = feed
 
@@ -81,7 +82,7 @@ class _Fed(WatchScreen):
 
 async def bench_apply(events: list[Event], per_second: int) -> tuple[list[float], list[float], list[float]]:
     feed = EventFeed()
-    session = LiveSession(generate(APP, SEED, REGIME), operator=make_operator("noop"))
+    session = RunSession(generate(APP, SEED, REGIME), operator=make_operator("noop"))
     app = MarathonApp(lambda: _Fed(session, feed))
     cycle, with_paint, cpu = [], [], []
     async with app.run_test(size=(120, 36)) as pilot:

@@ -6,8 +6,9 @@ engine), seals them and prints one SHA-256 per bundle over every member except
 ``manifest.json``, with what follows from the engine's code digest masked: the digest
 itself (``run.start`` ``engine.code_sha256``, which changes with any edit to the code by
 design), the events' hash chain (``hash``, ``prev``: the first event's hash covers the
-digest, and the ``seal`` event names the head) and the counterfactual's ``reference`` (the no-op run's head hash). Equal lines
-before and after a step mean bundles identical in every other byte.
+digest, and the ``seal`` event names the head) and the counterfactual's ``reference`` (the
+no-op run's head hash). Equal lines before and after a step mean bundles identical in
+every other byte.
 
 Usage: python benchmarks/reference_bundles.py [--out DIR] [--apps a,b] [--agents x,y]
 """

@@ -34,7 +34,6 @@ from tui.cli import add_play_arguments, add_replay_arguments, add_watch_argument
 
 if TYPE_CHECKING:
     from engine.bundle.events import Event
-    from engine.run.orchestrator import Operator
     from engine.substrate import Substrate
 
 DEFAULT_APP = "online-boutique"
@@ -191,24 +190,22 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a whole schedule headless and print what was injected and what the probes saw."""
-    from engine.run.orchestrator import Orchestrator
+    from engine.run.session import RunSession
     from faults.schedule import ScheduleError, generate, load_schedule
     from faults.spec import CatalogError
 
     try:
         sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
-        from engine.operate.agents import operator_from_args
+        from engine.operate.operators import operator_from_args
 
         operator = operator_from_args(args)
         seed = args.seed if args.schedule is None else sched.seed
-        run_dir = None if args.no_record else args.run_dir or _fresh_run_dir(
-            f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
         alerts = None if args.alerts == "none" else args.alerts
         if alerts and alerts.startswith("prometheus="):
             _check_prometheus(alerts.split("=", 1)[1])
-        run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
-                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0, alert_source=alerts,
-                           rules=args.rules)
+        session = RunSession(sched, seed=seed, operator=operator, run_dir=None if args.no_record else
+                             args.run_dir or "auto", speed=args.speed or None, alert_source=alerts, rules=args.rules)
+        run = session.run
         if args.metrics_port is not None:
             port = run.serve_metrics(args.metrics_port)
             print(f"serving /metrics on http://127.0.0.1:{port}/metrics", flush=True)
@@ -224,19 +221,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             if ev.payload.get("error"):
                 llm_failed.append(ev)
 
-    run.stream.subscribe(count_llm)
+    session.subscribe(count_llm)
     started = time.perf_counter()
     try:
         with _signals_as_interrupt():
-            run.run()
+            session.drive()
     except KeyboardInterrupt:
-        run.close()
         print(f"\ninterrupted at run time {run.now / 60:.1f} min", file=sys.stderr)
-        if run_dir is not None:
-            from engine.run.sealinputs import seal_run
-
-            bundle = seal_run(run_dir, recover=True)
-            print(f"sealed the incomplete run: {bundle}", file=sys.stderr)
+        outcome = session.close()
+        if outcome.bundle is not None:
+            print(f"sealed the incomplete run: {outcome.bundle}", file=sys.stderr)
+        elif outcome.error:
+            print(f"marathon: the run could not be sealed: {outcome.error}", file=sys.stderr)
         return 130
     wall = time.perf_counter() - started
     print(run.summary())
@@ -244,11 +240,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if llm_failed:
         print(f"marathon: warning: {len(llm_failed)} of {len(llm_calls)} model calls failed (last: "
               f"{llm_failed[-1].payload['error']}); the agent acted without its model for those", file=sys.stderr)
-    if run_dir is not None:
-        from engine.run.sealinputs import seal_run
-
-        bundle = seal_run(run_dir)
-        print(f"sealed bundle: {bundle}  (score it: marathon score {bundle})")
+    outcome = session.close()
+    if outcome.bundle is not None:
+        print(f"sealed bundle: {outcome.bundle}  (score it: marathon score {outcome.bundle})")
+    elif outcome.error:
+        print(f"marathon: the run could not be sealed: {outcome.error}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -286,27 +283,6 @@ def _signals_as_interrupt() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def _fresh_run_dir(name: str) -> str:
-    """``runs/<name>``, or ``runs/<name>-2``, ... when taken."""
-    base = Path("runs") / name
-    candidate, n = base, 1
-    while candidate.exists() or candidate.with_suffix(".marathon").exists():
-        n += 1
-        candidate = base.with_name(f"{name}-{n}")
-    return str(candidate)
-
-
-def make_operator(name: str) -> Operator:
-    """The built-in operator called ``name`` (see :mod:`engine.operate.operators`).
-
-    Raises:
-        ValueError: unknown operator.
-    """
-    from engine.operate.operators import make_operator as make
-
-    return make(name)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

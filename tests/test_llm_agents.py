@@ -19,8 +19,8 @@ from scripted_llm import Reply, ScriptedLLM, completion, error, sre_policy, tool
 
 from engine.bundle.events import Event
 from engine.bundle.format import open_bundle
-from engine.operate.agents import make_agent
 from engine.operate.llm.config import load_llm_config
+from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
 from faults.schedule import generate
@@ -31,7 +31,7 @@ PRICE = {"prompt": 2.5, "completion": 10.0}
 def _run(agent: str, url: str, run_dir: Path | None, **config: Any) -> tuple[Orchestrator, Any]:
     cfg = load_llm_config(None, {"base_url": url, "model": "scripted-model", "price": PRICE,
                                  "retry_backoff_s": 0.01, **config}, env={})
-    op = make_agent(agent, cfg)
+    op = make_operator(agent, llm_config=cfg)
     run = Orchestrator(generate("online-boutique", 1, "short-5"), operator=op, run_dir=run_dir)
     run.run()
     return run, op
@@ -202,7 +202,6 @@ def test_a_rejected_key_does_not_stop_the_run() -> None:
 def test_llm_rows_sit_beside_the_builtin_operators_on_the_leaderboard(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     from engine.cli import main
-    from engine.operate.operators import make_operator
 
     bundles = []
     for name in ("noop", "runbook"):

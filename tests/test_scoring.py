@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
+from engine.operate.invocation import Invocation, Operator
 from engine.operate.operators import make_operator
 from engine.operate.operators.oracle import OracleOperator
-from engine.run.orchestrator import Invocation, Operator, Orchestrator
+from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
 from faults.schedule import Schedule, generate, parse_schedule
 from faults.spec import load_catalog
@@ -65,6 +67,7 @@ class OneBigIncident:
 
     name: str = "one-big-incident"
     done: bool = False
+    ground_truth: ClassVar[bool] = True
 
     def invoke(self, inv: Invocation) -> None:
         firing = [a for a in inv.alerts if a.fired_at is not None]
@@ -72,7 +75,8 @@ class OneBigIncident:
             return
         self.done = True
         res = inv.call("report_incident", alerts=[f"A-{a.id}" for a in firing], title="everything is on fire")
-        for fault in inv.tools.run.faults.values():
+        assert inv.truth is not None
+        for fault in inv.truth.faults.values():
             inv.call("report_rca", incident=res.data["incident"], service=fault.spec.target, category="code-bug",
                      artifact="x", summary="guess")
 
@@ -89,15 +93,17 @@ class RestlessOracle:
 
     name: str = "restless-oracle"
     inner: OracleOperator = field(default_factory=OracleOperator)
+    ground_truth: ClassVar[bool] = True
 
     def invoke(self, inv: Invocation) -> None:
         self.inner.invoke(inv)
-        live = {r.spec.target for r in inv.tools.run.faults.values() if r.instance and r.instance.active}
+        assert inv.truth is not None
+        live = {r.spec.target for r in inv.truth.faults.values() if r.instance and r.instance.active}
         if not self.inner.handled:
             return
         incident = next(iter(self.inner.handled.values()))
-        healthy = next(s.name for s in inv.tools.run.sim.app.services if s.role == "app" and s.name not in live)
-        pod = next(p["metadata"]["name"] for p in inv.tools.run.sim.objects("Pod")
+        healthy = next(s.name for s in inv.app.services if s.role == "app" and s.name not in live)
+        pod = next(p["metadata"]["name"] for p in inv.truth.cluster.objects("Pod")
                    if p["metadata"]["labels"]["app"] == healthy)
         inv.call("restart_pod", pod=pod, incident=incident)
 
@@ -117,6 +123,7 @@ class Hasty:
 
     name: str = "hasty"
     inner: OracleOperator = field(default_factory=OracleOperator)
+    ground_truth: ClassVar[bool] = True
 
     def invoke(self, inv: Invocation) -> None:
         before = set(self.inner.handled)

@@ -217,11 +217,11 @@ def test_feed_and_follow_tail(tmp_path: Path, events: list[Event]) -> None:
 
 
 def test_drive_calls_before_end_one_tick_before_run_end(tmp_path: Path) -> None:
+    from engine.run.session import RunSession
     from tui.human import HumanOperator
     from tui.screenshots import schedule
-    from tui.session import LiveSession
 
-    session = LiveSession(schedule(), operator=HumanOperator(), run_dir=tmp_path / "run", speed=None,
+    session = RunSession(schedule(), operator=HumanOperator(), run_dir=tmp_path / "run", speed=None,
                           spend_time=False)
     seen: list[float] = []
 

@@ -1,7 +1,7 @@
 """``marathon play`` driven with Pilot: a human operator through the forms, the policy layer
 and the same scorer as agents; ground truth hidden until the end.
 
-The run is driven by hand (``LiveSession.advance_to``) instead of the wall clock, so the
+The run is driven by hand (``RunSession.advance_to``) instead of the wall clock, so the
 test is fast and deterministic; everything else goes through the screen: keys, forms,
 confirmations, the tool worker, the seal, the scorecard.
 """
@@ -265,11 +265,11 @@ async def test_ground_truth_cannot_be_shown_and_the_clock_not_paused_in_a_scored
 
 @aio
 async def test_practice_mode_pauses_and_changes_speed(tmp_path: Path) -> None:
+    from engine.run.session import RunSession
     from tui.human import PRACTICE, HumanOperator
     from tui.screenshots import schedule
-    from tui.session import LiveSession
 
-    session = LiveSession(schedule(), operator=HumanOperator(PRACTICE), speed=10.0, spend_time=False)
+    session = RunSession(schedule(), operator=HumanOperator(PRACTICE), speed=10.0, spend_time=False)
     app = MarathonApp(lambda: PlayScreen(session=session, practice=True))
     async with app.run_test(size=(120, 36)) as pilot:
         screen = app.screen

@@ -18,6 +18,7 @@ from textual.notifications import Notify
 
 from engine.bundle.format import open_bundle, verify
 from engine.operate.operators import make_operator
+from engine.run.session import RunSession
 from scoring.score import score_events
 from tui.app import MarathonApp
 from tui.messages import PanesRefreshed, RunFinished, ScoreComputed
@@ -26,7 +27,7 @@ from tui.screens.dialogs import HelpScreen, JumpScreen
 from tui.screens.scorecard import ScorecardScreen
 from tui.screens.watch import WatchScreen, next_speed
 from tui.screenshots import schedule
-from tui.session import FollowTail, LiveSession
+from tui.session import FollowTail
 from tui.widgets.table import KeyedTable
 
 
@@ -47,11 +48,11 @@ async def wait_for(pilot: Any, cond: Callable[[], bool], seconds: float = 30.0) 
     raise AssertionError("condition not reached in time")
 
 
-def runbook_session(run_dir: Path | None = None, speed: float | None = None) -> LiveSession:
-    return LiveSession(schedule(), operator=make_operator("runbook"), run_dir=run_dir, speed=speed)
+def runbook_session(run_dir: Path | None = None, speed: float | None = None) -> RunSession:
+    return RunSession(schedule(), operator=make_operator("runbook"), run_dir=run_dir, speed=speed)
 
 
-def watch_app(session: LiveSession, autostart: bool = False, **kwargs: Any) -> tuple[MarathonApp, list[WatchScreen]]:
+def watch_app(session: RunSession, autostart: bool = False, **kwargs: Any) -> tuple[MarathonApp, list[WatchScreen]]:
     made: list[WatchScreen] = []
 
     def make() -> WatchScreen:

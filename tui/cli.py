@@ -130,23 +130,23 @@ def build_watch(args: argparse.Namespace) -> Any:
         KeyError, ValueError, FileNotFoundError, FileExistsError, and the schedule and
         catalog errors: arguments that name nothing runnable.
     """
+    from engine.run.session import RunSession
     from tui.app import MarathonApp
     from tui.screens.watch import WatchScreen
-    from tui.session import FollowTail, LiveSession, fresh_run_dir
+    from tui.session import FollowTail
 
     keymap = _keymap(args)
     if args.follow:
         _wait_for_dir(Path(args.follow), FOLLOW_WAIT_S)
         tail = FollowTail(args.follow)
         return MarathonApp(lambda: WatchScreen(follow=tail), keymap=keymap)
-    from engine.operate.agents import operator_from_args
+    from engine.operate.operators import operator_from_args
 
     sched = _schedule(args)
     operator = operator_from_args(args)
     seed = sched.seed if args.schedule else args.seed
-    run_dir = None if args.no_record else Path(args.run_dir) if args.run_dir else fresh_run_dir(
-        f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
-    session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=args.speed, seed=seed, rules=args.rules)
+    run_dir = None if args.no_record else Path(args.run_dir) if args.run_dir else "auto"
+    session = RunSession(sched, operator=operator, run_dir=run_dir, speed=args.speed, seed=seed, rules=args.rules)
     app = MarathonApp(lambda: WatchScreen(session=session), keymap=keymap)
     app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
     return app
@@ -154,10 +154,10 @@ def build_watch(args: argparse.Namespace) -> Any:
 
 def build_play(args: argparse.Namespace) -> Any:
     """The play app for parsed arguments (raises as :func:`build_watch`)."""
+    from engine.run.session import RunSession
     from tui.app import MarathonApp
     from tui.human import HUMAN, PRACTICE, HumanOperator
     from tui.screens.play import PlayScreen
-    from tui.session import LiveSession, fresh_run_dir
 
     if args.speed is not None and not args.practice:
         raise ValueError("a scored run is played on the wall clock at 1x; add --practice to play faster")
@@ -166,10 +166,9 @@ def build_play(args: argparse.Namespace) -> Any:
     sched = _schedule(args)
     operator = HumanOperator(PRACTICE if args.practice else HUMAN)
     seed = sched.seed if args.schedule else args.seed
-    run_dir = Path(args.run_dir) if args.run_dir else fresh_run_dir(
-        f"{sched.app}-{sched.regime}-seed{seed}-{operator.name}")
-    session = LiveSession(sched, operator=operator, run_dir=run_dir, speed=speed, seed=seed, spend_time=False,
-                          rules=args.rules)
+    run_dir = Path(args.run_dir) if args.run_dir else "auto"
+    session = RunSession(sched, operator=operator, run_dir=run_dir, speed=speed, seed=seed, spend_time=False,
+                         rules=args.rules)
     app = MarathonApp(lambda: PlayScreen(session=session, practice=args.practice), keymap=keymap)
     app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
     return app

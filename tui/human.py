@@ -3,7 +3,7 @@
 The run loop invokes every operator at its cadence; for a human the invocation is only a
 tick of the clock (the policy layer's per-invocation rate limit restarts, the invocation
 number advances). The player calls tools whenever they like, from the UI thread through
-:meth:`tui.session.LiveSession.call_tool`, through the same policy layer and recorded in
+:meth:`engine.run.session.RunSession.call_tool`, through the same policy layer and recorded in
 the same event stream as an agent's calls.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.run.orchestrator import Invocation
+    from engine.operate.invocation import Invocation
 
 HUMAN = "human"
 PRACTICE = "human-practice"

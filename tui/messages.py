@@ -10,9 +10,10 @@ from typing import Any
 from textual.message import Message
 
 from engine.operate.tools import ToolResult
+from engine.run.session import SealOutcome
 from tui.scorecalc import ScoreResult
 from tui.seek import ReplayIndex
-from tui.session import LoadedBundle, SealOutcome
+from tui.session import LoadedBundle
 
 
 class RunFinished(Message, bubble=False):

@@ -31,6 +31,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from engine.operate.tools import ToolResult
+from engine.run.session import RunSession
 from tui.app import MarathonApp
 from tui.human import HumanOperator
 from tui.messages import ToolDone
@@ -38,7 +39,7 @@ from tui.screens.play import PlayScreen
 from tui.screens.replay import ReplayScreen
 from tui.screens.watch import WatchScreen
 from tui.seek import ReplayIndex
-from tui.session import LiveSession, load_bundle
+from tui.session import load_bundle
 
 APP = "online-boutique"
 SEED = 1
@@ -69,7 +70,7 @@ def watch_app(t: float = 480.0) -> MarathonApp:
     """``marathon watch`` of the runbook agent, stopped at run time ``t``."""
     from engine.operate.operators import make_operator
 
-    session = LiveSession(schedule(), operator=make_operator("runbook"), speed=None)
+    session = RunSession(schedule(), operator=make_operator("runbook"), speed=None)
     session.advance_to(t)
 
     def make() -> WatchScreen:
@@ -80,12 +81,12 @@ def watch_app(t: float = 480.0) -> MarathonApp:
     return _app(make)
 
 
-def play_session(run_dir: str | Path | None = None) -> LiveSession:
+def play_session(run_dir: str | Path | None = None) -> RunSession:
     """A scored play session (1x wall clock, tool calls cost no run time), not started."""
-    return LiveSession(schedule(), operator=HumanOperator(), run_dir=run_dir, speed=1.0, spend_time=False)
+    return RunSession(schedule(), operator=HumanOperator(), run_dir=run_dir, speed=1.0, spend_time=False)
 
 
-def payment_alerts(session: LiveSession) -> list[str]:
+def payment_alerts(session: RunSession) -> list[str]:
     """The firing alerts a person would group for the payment fault: those naming
     ``paymentservice``, and the checkout route's endpoint alert."""
     history = session.run.alert_history
@@ -100,7 +101,7 @@ def payment_alerts(session: LiveSession) -> list[str]:
     return out
 
 
-def human_moves(session: LiveSession) -> list[tuple[str, dict[str, Any], ToolResult]]:
+def human_moves(session: RunSession) -> list[tuple[str, dict[str, Any], ToolResult]]:
     """The scripted player's calls at :data:`MOVES_AT` (module docstring), through the policy layer."""
     calls: list[tuple[str, dict[str, Any]]] = [("get_alerts", {"state": "firing"})]
     out = []

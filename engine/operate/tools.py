@@ -47,10 +47,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from alerts.history import AlertHistory
 from engine.operate.policy import Decision, IncidentBook, Policy
 from engine.operate.toolargs import (
     bound_arguments,
@@ -62,10 +63,7 @@ from engine.operate.toolargs import (
 )
 from engine.operate.workspace import Workspace, WorkspaceError
 from engine.sim.k8s import EPOCH
-from engine.substrate import SubstrateError
-
-if TYPE_CHECKING:
-    from engine.run.orchestrator import Orchestrator
+from engine.substrate import Substrate, SubstrateError
 
 Tier = Literal["read", "report", "act", "workspace"]
 COST_S: dict[str, float] = {"read": 5.0, "report": 3.0, "act": 10.0, "workspace": 1.0}
@@ -301,16 +299,67 @@ def _mmss(t: float) -> str:
     return f"{sign}{int(t // 60)}:{int(t % 60):02d}"
 
 
+class RunPort(Protocol):
+    """The tools' one port to a run: what :class:`ToolBox` reads and drives, and nothing more.
+
+    The run loop (:class:`engine.run.orchestrator.Orchestrator`) implements it. Operators never
+    hold a tool box: they reach it through :class:`engine.operate.invocation.Invocation`.
+    """
+
+    @property
+    def now(self) -> float:
+        """Run time, seconds."""
+        ...
+
+    @property
+    def over(self) -> bool:
+        """True once the run has ended (calls are refused)."""
+        ...
+
+    @property
+    def cadence_s(self) -> float:
+        """Operator invocation interval, run-time seconds."""
+        ...
+
+    @property
+    def next_invocation_t(self) -> float:
+        """Run time of the next invocation, seconds."""
+        ...
+
+    @property
+    def in_invocation(self) -> bool:
+        """True while the operator's invocation is running (false for calls between invocations)."""
+        ...
+
+    @property
+    def sim(self) -> Substrate:
+        """The cluster the tools read and act on."""
+        ...
+
+    @property
+    def alert_history(self) -> AlertHistory | None:
+        """The cumulative alert history (None when the run has no alert source)."""
+        ...
+
+    def spend(self, seconds: float) -> None:
+        """Let ``seconds`` of run time pass (a call's modeled cost)."""
+        ...
+
+    def emit(self, kind: str, payload: dict[str, Any]) -> Any:
+        """Record one event in the run's stream."""
+        ...
+
+
 class ToolBox:
     """Executes tool calls for one operator of one run (module docstring).
 
     Args:
-        run: the orchestrator (the substrate, the alert history, the event stream, the clock).
+        run: the run's port (the substrate, the alert history, the event stream, the clock).
         operator: the operator's name, recorded with each call.
         workspace: the operator's workspace.
     """
 
-    def __init__(self, run: Orchestrator, operator: str, workspace: Workspace) -> None:
+    def __init__(self, run: RunPort, operator: str, workspace: Workspace) -> None:
         self.run = run
         self.operator = operator
         self.workspace = workspace
@@ -441,7 +490,7 @@ class ToolBox:
             "tool": name, "tier": tier, "args": args, "targets": list(targets), "allowed": allowed,
             "reason": reason, "ok": result.ok, "result": summary[:400], "tokens": tokens,
             "operator": self.operator, "invocation": self.invocation,
-            "in_invocation": bool(getattr(self.run, "_in_invocation", False)),
+            "in_invocation": self.run.in_invocation,
         }
         if not self._emit_safely("tool.call", payload):
             # The bounded form is always canonical JSON; if recording still failed, record that the
@@ -599,7 +648,7 @@ class ToolBox:
         now, cadence = float(run.now), float(run.cadence_s)
         nxt = float(run.next_invocation_t)
         data = {"t": now, "mmss": _mmss(now), "cadence_s": cadence, "invocation": self.invocation,
-                "in_invocation": bool(getattr(run, "_in_invocation", False)), "next_invocation_t": nxt,
+                "in_invocation": run.in_invocation, "next_invocation_t": nxt,
                 "to_next_invocation_s": max(0.0, nxt - now)}
         inv = f"invocation {self.invocation}" if self.invocation else "no invocation yet"
         return ToolResult(True, f"run time {_mmss(now)} ({now:g} s); {inv}; invoked every {cadence:g} s; next "

@@ -30,20 +30,22 @@ import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.serve.hub import DEFAULT_INVOCATION_TIMEOUT_S, AgentHub, ExternalOperator
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
-TOKEN_ENV = "MARATHON_SERVE_TOKEN"
-DEFAULT_HTTP_PORT = 8765
-DEFAULT_MCP_PORT = 8766
-SLICE_S = 15.0
-"""Run time advanced per engine step, so a stop request is seen promptly."""
+if TYPE_CHECKING:
+    from engine.run.session import RunSession
+
 STOP_GRACE_S = 4.0
 """Wall seconds the engine has to stop and seal after Ctrl-C or SIGTERM; then the server seals
 what was recorded itself (the engine thread is abandoned)."""
+
+TOKEN_ENV = "MARATHON_SERVE_TOKEN"
+DEFAULT_HTTP_PORT = 8765
+DEFAULT_MCP_PORT = 8766
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
@@ -80,15 +82,13 @@ def _log(msg: str) -> None:
 
 
 class _Engine(threading.Thread):
-    """Runs the orchestrator to the end (or a stop), seals the bundle, tells the hub."""
+    """Drives the run session to the end (or a stop), seals the bundle, tells the hub."""
 
-    def __init__(self, run: Any, hub: AgentHub, run_dir: Path, *, wait: bool, speed: float) -> None:
+    def __init__(self, session: RunSession, hub: AgentHub, *, wait: bool) -> None:
         super().__init__(name="marathon-engine", daemon=True)
-        self.run_obj = run
+        self.session = session
         self.hub = hub
-        self.run_dir = run_dir
         self.wait = wait
-        self.speed = speed
         self.signal = 0
         """The signal that stopped the run (0: none)."""
         self._seal_lock = threading.Lock()
@@ -96,21 +96,15 @@ class _Engine(threading.Thread):
         """Set once the run is sealed (by this thread, or by :meth:`abandon`)."""
 
     def run(self) -> None:
-        run, hub = self.run_obj, self.hub
+        hub = self.hub
         error: str | None = None
         try:
             if self.wait:
                 while not hub.attached.wait(0.2):
                     if hub.stopping.is_set():
                         break
-            wall0 = time.monotonic()
-            while not run.finished and not hub.stopping.is_set():
-                target = min(run.now + SLICE_S, run.end_t)
-                if self.speed:
-                    delay = wall0 + target / self.speed - time.monotonic()
-                    if delay > 0 and hub.stopping.wait(delay):  # a stop cuts the wall-clock wait short
-                        break
-                run.advance_to(target)
+            if not hub.stopping.is_set():
+                self.session.drive(hub.stopping.is_set)
         except Exception as exc:  # reported to the agent and the console; the partial run is still sealed
             error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -118,30 +112,25 @@ class _Engine(threading.Thread):
 
     def _seal(self, error: str | None, *, detach: bool = False) -> bool:
         """Close the recorder and seal the run once; tell the hub. False if another thread is sealing."""
-        from engine.bundle.format import BundleError
-        from engine.run.sealinputs import seal_run
-
         if not self._seal_lock.acquire(timeout=0 if detach else 60):
             return False
         try:
             if self.sealed:
                 return True
-            run = self.run_obj
+            session = self.session
             outcome: dict[str, Any] = {"bundle": None, "complete": False, "error": error,
-                                       "run_dir": str(self.run_dir)}
-            if detach and run.recorder is not None:  # the engine thread may still emit: nothing more is written
-                with contextlib.suppress(ValueError):
-                    run.stream.unsubscribe(run.recorder)
-            try:
-                run.close()
-            except Exception as exc:  # sealing recovers the flushed prefix
-                outcome["error"] = outcome["error"] or f"closing the recorder failed: {exc}"
-            outcome["complete"] = bool(run.finished) and not detach
-            if run.started:
+                                       "run_dir": str(session.run_dir)}
+            if session.run.started:
+                sealed = session.close(detach=detach)
+                outcome["complete"] = sealed.complete
+                outcome["bundle"] = str(sealed.bundle) if sealed.bundle is not None else None
+                if sealed.error:
+                    outcome["error"] = outcome["error"] or f"sealing failed: {sealed.error}"
+            else:
                 try:
-                    outcome["bundle"] = str(seal_run(self.run_dir, recover=not outcome["complete"]))
-                except (BundleError, OSError) as exc:
-                    outcome["error"] = outcome["error"] or f"sealing failed: {exc}"
+                    session.run.close()
+                except Exception as exc:
+                    outcome["error"] = outcome["error"] or f"closing the recorder failed: {exc}"
             self.sealed = True
             self.hub.finish(outcome)
             return True
@@ -208,7 +197,7 @@ async def _serve(args: argparse.Namespace, run: Any, hub: AgentHub, engine: _Eng
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, on_signal, signum)
     ready: dict[str, Any] = {"http": None, "mcp": None, "token": token, "pid": os.getpid(),
-                             "run_dir": str(engine.run_dir)}
+                             "run_dir": str(engine.session.run_dir)}
     runner: web.AppRunner | None = None
     mcp_http: _QuietUvicorn | None = None
     mcp_task: asyncio.Task[None] | None = None
@@ -232,8 +221,8 @@ async def _serve(args: argparse.Namespace, run: Any, hub: AgentHub, engine: _Eng
             ready["mcp"] = "stdio"
             mcp_task = asyncio.create_task(_serve_stdio(server))
         _log(f"bearer token: {token}")
-        _log(f"recording into {engine.run_dir}; " + ("the run starts at the agent's first next_invocation"
-                                                      if not args.no_wait else "the run has started"))
+        _log(f"recording into {engine.session.run_dir}; "
+             + ("the run starts at the agent's first next_invocation" if not args.no_wait else "the run has started"))
         if args.ready_file:
             tmp = Path(args.ready_file).with_name(Path(args.ready_file).name + ".tmp")
             tmp.write_text(json.dumps(ready, indent=1), encoding="utf-8")
@@ -278,7 +267,7 @@ async def _serve_stdio(server: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve one marathon to an external agent (module docstring); returns the exit status."""
-    from engine.run.orchestrator import Orchestrator
+    from engine.run.session import RunSession
     from faults.schedule import ScheduleError, generate, load_schedule
     from faults.spec import CatalogError
 
@@ -297,13 +286,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         seed = sched.seed if args.schedule else args.seed
         hub = AgentHub(args.invocation_timeout)
         operator = ExternalOperator(hub, name=args.name)
-        run_dir = Path(args.run_dir or _fresh_run_dir(f"{sched.app}-{sched.regime}-seed{seed}-{args.name}"))
-        run = Orchestrator(sched, seed=seed, operator=operator, run_dir=run_dir,
-                           clock="wall" if args.speed else "virtual", speed=args.speed or 1.0, rules=args.rules)
+        session = RunSession(sched, seed=seed, operator=operator, run_dir=args.run_dir or "auto",
+                             speed=args.speed or None, rules=args.rules)
+        run = session.run
     except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
         print(f"marathon: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 2
-    engine = _Engine(run, hub, run_dir, wait=not args.no_wait, speed=args.speed)
+    engine = _Engine(session, hub, wait=not args.no_wait)
     interrupted = False
     try:
         asyncio.run(_serve(args, run, hub, engine, token))
@@ -338,15 +327,6 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _fresh_run_dir(name: str) -> str:
-    base = Path("runs") / name
-    candidate, n = base, 1
-    while candidate.exists() or candidate.with_name(candidate.name + ".marathon").exists():
-        n += 1
-        candidate = base.with_name(f"{name}-{n}")
-    return str(candidate)
 
 
 def main(argv: list[str] | None = None) -> int:

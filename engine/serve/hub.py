@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from engine.operate.toolargs import printable
 
 if TYPE_CHECKING:
-    from engine.run.orchestrator import Invocation
+    from engine.operate.invocation import Invocation
 
 DEFAULT_INVOCATION_TIMEOUT_S = 300.0
 """Wall seconds an external agent has to finish one invocation before the engine ends it."""
@@ -80,11 +80,11 @@ def invocation_context(inv: Invocation) -> dict[str, Any]:
     changed state since the previous invocation), ``incidents`` (the agent's own reports: id
     -> alerts, title, resolved) and ``workspace_files``.
     """
-    book = inv.tools.incidents.incidents
-    run = inv.tools.run
+    book = inv.incidents()
+    state = inv.state
     t = float(inv.t)
-    return {"number": inv.number, "t": t, "mmss": f"{int(t // 60)}:{int(t % 60):02d}", "cadence_s": run.cadence_s,
-            "next_invocation_t": float(run.next_invocation_t),
+    return {"number": inv.number, "t": t, "mmss": f"{int(t // 60)}:{int(t % 60):02d}", "cadence_s": inv.cadence_s,
+            "next_invocation_t": float(state.next_invocation_t),
             "alerts": [alert_dict(a) for a in inv.alerts], "new_alerts": [f"A-{a.id}" for a in inv.new_alerts],
             "incidents": json.loads(json.dumps(book, default=str)), "workspace_files": inv.workspace.files()}
 
@@ -212,7 +212,7 @@ class AgentHub:
 
     @staticmethod
     def _tool(inv: Invocation, req: _Request) -> dict[str, Any]:
-        res = inv.tools.call(req.name, req.args, tokens=req.tokens)
+        res = inv.call_tool(req.name, req.args, tokens=req.tokens)
         data = json.loads(json.dumps(res.data, default=str))
         return {"ok": res.ok, "output": res.output, "error": res.error, "denied": res.denied, "data": data,
                 "text": res.text(), "t": res.t}
@@ -236,9 +236,9 @@ class AgentHub:
         model = printable(str(p.get("model", "unknown"))[:200])
         from engine.operate.llm.client import usage_payload  # the openai SDK loads only when usage is reported
 
-        inv.tools.run.emit("llm.call", usage_payload(model=model, prompt_tokens=prompt, completion_tokens=completion,
-                                                     cost_usd=cost, latency_s=latency, operator=inv.tools.operator,
-                                                     invocation=inv.number))
+        inv.record("llm.call", usage_payload(model=model, prompt_tokens=prompt, completion_tokens=completion,
+                                              cost_usd=cost, latency_s=latency, operator=inv.operator,
+                                              invocation=inv.number))
         return {"ok": True, "tokens": prompt + completion}
 
     def finish(self, outcome: dict[str, Any]) -> None:
@@ -265,5 +265,5 @@ class ExternalOperator:
         if self.hub.stopping.is_set():
             return
         reason, note, calls = self.hub.serve(inv, invocation_context(inv))
-        inv.tools.run.emit("agent.end", {"invocation": inv.number, "operator": self.name, "reason": reason,
-                                         "note": note, "tool_calls": calls})
+        inv.record("agent.end", {"invocation": inv.number, "operator": self.name, "reason": reason,
+                                 "note": note, "tool_calls": calls})

@@ -9,7 +9,7 @@ Every operator tool is reachable by a key (see :data:`TOOL_KEYS`, ``?``) and fro
 command palette (``ctrl+p``). Read tools print into the output pane; reports are short
 forms (pick the alerts of an incident; service, category and artifact of a root cause);
 act tools and ``resolve_incident`` open a confirmation that starts on Cancel and shows
-the exact call. Every call goes through :meth:`tui.session.LiveSession.call_tool` -- the
+the exact call. Every call goes through :meth:`engine.run.session.RunSession.call_tool` -- the
 same policy layer and event stream as an agent's -- and the run is sealed into the same
 bundle format. Forms start from what the cursor is on in the alerts pane (an alert: its
 service; an incident: the incident and its root-cause service). The notes pane is the
@@ -32,12 +32,13 @@ from textual.worker import Worker, get_current_worker
 
 from engine.bundle.events import Event
 from engine.operate.tools import TOOLS
+from engine.run.session import RunSession
 from tui.messages import RunFinished, ScoreComputed, ToolDone
 from tui.model import fmt_clock
 from tui.screens.base import RunScreen
 from tui.screens.dialogs import NEEDS_CONFIRMATION, ConfirmCall, FormContext, ToolForm
 from tui.screens.watch import next_speed
-from tui.session import LiveSession
+from tui.session import UI_YIELD_S, EventFeed
 from tui.widgets.actions import ActionsPane
 from tui.widgets.alerts import AlertsPane, alert_target
 from tui.widgets.faults import FaultsPane
@@ -89,9 +90,11 @@ class PlayScreen(RunScreen):
         Binding("minus", "slower", "Slower", show=False, id="slower"),
     ]
 
-    def __init__(self, *, session: LiveSession, practice: bool = False, autostart: bool = True) -> None:
+    def __init__(self, *, session: RunSession, practice: bool = False, autostart: bool = True) -> None:
         super().__init__()
         self.session = session
+        self._feed = EventFeed()
+        session.subscribe(self._feed.push, past=True)
         self.practice = practice
         self.autostart = autostart
         self.reveal = False
@@ -136,7 +139,8 @@ class PlayScreen(RunScreen):
     def run_engine(self) -> None:
         """Run the clock to the end (saving unsaved notes one tick before), then seal."""
         worker = get_current_worker()
-        finished = self.session.drive(lambda: worker.is_cancelled, before_end=self.save_notes_before_end)
+        finished = self.session.drive(lambda: worker.is_cancelled, before_end=self.save_notes_before_end,
+                                      yield_s=UI_YIELD_S)
         outcome = self.session.close()
         self.post_message(RunFinished(finished, outcome))
 
@@ -155,7 +159,7 @@ class PlayScreen(RunScreen):
             self.post_message(ToolDone("workspace_write", args, result, self.session.now))
 
     def pull(self) -> list[Event]:
-        return self.session.feed.drain()
+        return self._feed.drain()
 
     def tick_clock(self) -> None:
         if self.model.meta:

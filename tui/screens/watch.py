@@ -1,6 +1,6 @@
 """``marathon watch``: an agent's run, live.
 
-The engine runs in-process in a worker thread (:class:`tui.session.LiveSession`), as fast
+The engine runs in-process in a worker thread (:class:`engine.run.session.RunSession`), as fast
 as possible or at a speed, pausable (``p``) and re-paced live (``+``/``-``); or, with
 ``--follow RUN_DIR``, the screen tails a run another process is recording. Panes: the
 live faults with their stage progress (ground truth, for watchers), alerts grouped by the
@@ -20,9 +20,10 @@ from textual.containers import Horizontal
 from textual.worker import Worker, get_current_worker
 
 from engine.bundle.events import Event
+from engine.run.session import RunSession
 from tui.messages import FollowEnded, RunFinished
 from tui.screens.base import RunScreen
-from tui.session import EventFeed, FollowTail, LiveSession
+from tui.session import UI_YIELD_S, EventFeed, FollowTail
 from tui.widgets.actions import ActionsPane
 from tui.widgets.alerts import AlertsPane
 from tui.widgets.faults import FaultsPane
@@ -57,7 +58,7 @@ class WatchScreen(RunScreen):
         Binding("minus", "slower", "Slower", id="slower"),
     ]
 
-    def __init__(self, *, session: LiveSession | None = None, follow: FollowTail | None = None,
+    def __init__(self, *, session: RunSession | None = None, follow: FollowTail | None = None,
                  autostart: bool = True) -> None:
         super().__init__()
         if (session is None) == (follow is None):
@@ -67,6 +68,9 @@ class WatchScreen(RunScreen):
         self.autostart = autostart
         self.frozen = False
         self._follow_feed = None if follow is None else EventFeed()
+        self._feed = EventFeed()
+        if session is not None:
+            session.subscribe(self._feed.push, past=True)
         self.outcome_text = ""
 
     def compose_body(self) -> ComposeResult:
@@ -100,7 +104,7 @@ class WatchScreen(RunScreen):
         """Drive the run to its end (or until cancelled), then seal it."""
         assert self.session is not None
         worker = get_current_worker()
-        finished = self.session.drive(lambda: worker.is_cancelled)
+        finished = self.session.drive(lambda: worker.is_cancelled, yield_s=UI_YIELD_S)
         outcome = self.session.close()
         self.post_message(RunFinished(finished, outcome))
 
@@ -114,7 +118,7 @@ class WatchScreen(RunScreen):
 
     def pull(self) -> list[Event]:
         if self.session is not None:
-            return self.session.feed.drain()
+            return self._feed.drain()
         if self.frozen or self._follow_feed is None:
             return []
         return self._follow_feed.drain()

@@ -1,6 +1,6 @@
 """The shared machinery of the LLM agents: context, the tool loop, records.
 
-An :class:`LLMAgent` is an :class:`~engine.run.orchestrator.Operator`. Each invocation it
+An :class:`LLMAgent` is an :class:`~engine.operate.invocation.Operator`. Each invocation it
 
 1. copies its system prompt (a file in ``engine/agents/prompts/``) into the run's
    ``prompts/`` directory the first time, so the bundle holds the exact prompt used;
@@ -36,7 +36,7 @@ from engine.operate.tools import TOOLS, ToolResult, tool_schemas
 
 if TYPE_CHECKING:
     from alerts.history import AlertInstance
-    from engine.run.orchestrator import Invocation
+    from engine.operate.invocation import Invocation
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 NOTES_FILE = "notes.md"
@@ -132,7 +132,7 @@ class LLMAgent:
         if self._prepared:
             return
         self._prepared = True
-        run_dir = getattr(inv.tools.run.recorder, "dir", None)
+        run_dir = inv.run_dir
         if run_dir is None:
             return
         prompts = Path(run_dir) / "prompts"
@@ -156,8 +156,7 @@ class LLMAgent:
     def invoke(self, inv: Invocation) -> None:
         """One invocation (module docstring); always ends with an ``agent.end`` event."""
         self._prepare(inv)
-        run = inv.tools.run
-        self.client.begin(inv.number, operator=self.name, emit=run.emit, transcript=self.transcript)
+        self.client.begin(inv.number, operator=self.name, emit=inv.record, transcript=self.transcript)
         self.transcript.write({"type": "invocation", "invocation": inv.number, "t": inv.t,
                                "alerts": len(inv.alerts), "new_alerts": len(inv.new_alerts)})
         try:
@@ -168,9 +167,9 @@ class LLMAgent:
             reason = f"internal error: {type(exc).__name__}: {exc}"
         self.last_reason = reason
         spend = self.client.invocation_spend
-        run.emit("agent.end", {"invocation": inv.number, "operator": self.name, "reason": reason,
+        inv.record("agent.end", {"invocation": inv.number, "operator": self.name, "reason": reason,
                                "steps": spend.steps, "tokens": spend.tokens, "cost_usd": round(spend.usd, 8)})
-        self.transcript.write({"type": "end", "invocation": inv.number, "t": run.now, "reason": reason,
+        self.transcript.write({"type": "end", "invocation": inv.number, "t": inv.now, "reason": reason,
                                "steps": spend.steps, "tokens": spend.tokens, "cost_usd": round(spend.usd, 8)})
 
     def run_invocation(self, inv: Invocation) -> str:
@@ -185,10 +184,10 @@ class LLMAgent:
         """Whether this invocation is worth a model call."""
         if inv.new_alerts:
             return True
-        book = inv.tools.incidents
-        if any(book.open(i) for i in book.incidents):
+        book = inv.incidents()
+        if any(not rec.get("resolved", False) for rec in book.values()):
             return True
-        reported = {a for rec in book.incidents.values() for a in rec.get("alerts", [])}  # type: ignore[attr-defined]
+        reported = {a for rec in book.values() for a in rec.get("alerts", [])}  # type: ignore[attr-defined]
         return any(a.state == "firing" and f"A-{a.id}" not in reported for a in inv.alerts)
 
     def tools(self) -> list[dict[str, Any]]:
@@ -201,9 +200,8 @@ class LLMAgent:
         """The invocation as the model reads it."""
         active = [a for a in inv.alerts if a.state in ("pending", "firing")]
         resolved = sum(1 for a in inv.alerts if a.state not in ("pending", "firing"))
-        book = inv.tools.incidents
         incidents = []
-        for inc, rec in book.incidents.items():
+        for inc, rec in inv.incidents().items():
             alerts = ", ".join(rec.get("alerts", []))  # type: ignore[arg-type]
             incidents.append(f"{inc} [{'resolved' if rec.get('resolved') else 'open'}] {rec.get('title', '')} "
                              f"(alerts {alerts})")
@@ -212,7 +210,7 @@ class LLMAgent:
             notes = "... " + notes[-NOTES_TAIL_CHARS:]
         parts = [
             f"Invocation {inv.number} at run time {mmss(inv.t)} (you are invoked every "
-            f"{inv.tools.run.cadence_s:g} s of run time; each tool call costs run time).",
+            f"{inv.cadence_s:g} s of run time; each tool call costs run time).",
             f"\nNew or changed alerts since your last invocation ({len(inv.new_alerts)}):\n"
             f"{alert_rows(inv.new_alerts)}",
             f"\nAlerts pending or firing now ({len(active)}):\n{alert_rows(active)}",
@@ -242,7 +240,7 @@ class LLMAgent:
         offered = {t["function"]["name"] for t in tools}
         nudges = 0
         while True:
-            if inv.tools.run.over:
+            if inv.over:
                 return "run over"
             try:
                 reply = self.client.chat(self.compact(messages), tools)
@@ -286,7 +284,7 @@ class LLMAgent:
         if args is not None:
             args = self.adjust_arguments(call.name, args)
         # Unknown tools and invalid JSON go to the tool box too: it records them like any call.
-        result = inv.tools.call(call.name, args if args is not None else call.arguments)
+        result = inv.call_tool(call.name, args if args is not None else call.arguments)
         if args is not None:
             self.after_tool(inv, call.name, args, result)
         return self.clip(result.text()), None

@@ -34,7 +34,7 @@ from scoring.attribution import workload_of
 
 if TYPE_CHECKING:
     from alerts.history import AlertInstance
-    from engine.run.orchestrator import Invocation
+    from engine.operate.invocation import Invocation
 
 MERGE_WINDOW_S = 600.0
 """An upstream alert group joins a downstream incident opened at most this long ago (10 minutes)."""
@@ -88,7 +88,7 @@ class OrbitAgent(LLMAgent):
 
     def merge(self, inv: Invocation) -> list[OrbitIncident]:
         """Claim unclaimed firing alerts into incidents; publish the new ones. Returns the new incidents."""
-        sim_app = inv.tools.run.sim.app
+        sim_app = inv.app
         services = [s.name for s in sim_app.services]
         calls = set(sim_app.edges())
         groups: dict[str, list[AlertInstance]] = {}
@@ -111,7 +111,7 @@ class OrbitAgent(LLMAgent):
                            title=f"{', '.join(rules)} on {workload}")
             if not res.ok:
                 continue
-            inc = OrbitIncident(str(res.data["incident"]), workload, inv.tools.run.now, {a.id for a in alerts})
+            inc = OrbitIncident(str(res.data["incident"]), workload, inv.now, {a.id for a in alerts})
             self.incidents[inc.id] = inc
             self.claimed.update(inc.alert_ids)
             fresh.append(inc)
@@ -155,7 +155,7 @@ class OrbitAgent(LLMAgent):
             return "idle: no incident needs investigating"
         reason = "done"
         for inc in queue:
-            if inv.tools.run.over:
+            if inv.over:
                 return "run over"
             inc.investigations += 1
             inc.last_look = inv.number
@@ -172,7 +172,7 @@ class OrbitAgent(LLMAgent):
         """One model loop on one incident; returns the reason it ended."""
         by_id = {a.id: a for a in inv.alerts}
         alerts = [by_id[i] for i in sorted(inc.alert_ids) if i in by_id]
-        app = inv.tools.run.sim.app
+        app = inv.app
         callees = sorted({b for a, b in app.edges() if a == inc.workload})
         callers = sorted({a for a, b in app.edges() if b == inc.workload})
         notes_path = f"{NOTES_DIR}/{inc.id}.md"
@@ -204,21 +204,21 @@ class OrbitAgent(LLMAgent):
             return
         shown = {k: v for k, v in args.items() if k not in ("incident", "diff")}
         inv.call("workspace_write", path=f"{NOTES_DIR}/{self._current.id}.md", append=True,
-                 text=f"- {mmss(inv.tools.run.now)} {tool} {shown}: {result.text()[:200]}\n")
+                 text=f"- {mmss(inv.now)} {tool} {shown}: {result.text()[:200]}\n")
 
     def _pause(self, inv: Invocation, args: dict[str, Any]) -> tuple[str, str | None]:
         """``end_invocation`` during an investigation: stop without a conclusion, keeping the note."""
         note = str(args.get("note", "")).strip()
         if self._current is not None and note:
             inv.call("workspace_write", path=f"{NOTES_DIR}/{self._current.id}.md", append=True,
-                     text=f"- {mmss(inv.tools.run.now)} paused: {note[:800]}\n")
+                     text=f"- {mmss(inv.now)} paused: {note[:800]}\n")
         return "investigation paused", "done"
 
     def _conclude(self, inv: Invocation, args: dict[str, Any]) -> tuple[str, str | None]:
         inc = self._current
         if inc is None:
             return "ERROR: no incident is under investigation", None
-        services = {s.name for s in inv.tools.run.sim.app.services}
+        services = {s.name for s in inv.app.services}
         service = str(args.get("service", "")).strip()
         category = str(args.get("category", "")).strip()
         artifact = str(args.get("artifact", "")).strip()
@@ -241,5 +241,5 @@ class OrbitAgent(LLMAgent):
                 return f"ERROR: the RCA was not accepted: {res.error}", None
             inc.rca = conclusion
         inv.call("workspace_write", path=f"{NOTES_DIR}/{inc.id}.md", append=True,
-                 text=f"- {mmss(inv.tools.run.now)} concluded: {service} ({category}, {artifact}): {summary[:400]}\n")
+                 text=f"- {mmss(inv.now)} concluded: {service} ({category}, {artifact}): {summary[:400]}\n")
         return f"published the root cause of {inc.id}", "concluded"

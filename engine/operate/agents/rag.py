@@ -25,7 +25,7 @@ from engine.operate.llm.config import LLMConfig
 from engine.operate.tools import TOOLS, ToolResult
 
 if TYPE_CHECKING:
-    from engine.run.orchestrator import Invocation
+    from engine.operate.invocation import Invocation
 
 AUTO_K = 3
 PASSAGE_CHARS = 1500
@@ -127,7 +127,7 @@ class RagAgent(LLMAgent):
             inc = str(result.data.get("incident", ""))
             by_id = {f"A-{a.id}": a for a in inv.alerts}
             alerts = [by_id[str(r).upper()] for r in args.get("alerts", []) if str(r).upper() in by_id]
-            self.records[inc] = {"title": args.get("title", ""), "opened": inv.tools.run.now,
+            self.records[inc] = {"title": args.get("title", ""), "opened": inv.now,
                                  "alerts": alert_rows(alerts), "rca": None, "actions": [], "resolved": None}
             self._dirty.add(inc)
             return
@@ -138,10 +138,10 @@ class RagAgent(LLMAgent):
         if tool == "report_rca":
             rec["rca"] = {k: args.get(k) for k in ("service", "category", "artifact", "summary")}
         elif tool == "resolve_incident":
-            rec["resolved"] = inv.tools.run.now
+            rec["resolved"] = inv.now
         elif TOOLS.get(tool) is not None and TOOLS[tool].tier == "act":
             shown = {k: v for k, v in args.items() if k not in ("incident", "diff")}
-            rec["actions"].append(f"{mmss(inv.tools.run.now)} {tool} {shown} -> {result.output[:160]}")
+            rec["actions"].append(f"{mmss(inv.now)} {tool} {shown} -> {result.output[:160]}")
         else:
             return
         self._dirty.add(inc)
@@ -159,7 +159,7 @@ class RagAgent(LLMAgent):
                      (f"service {rca['service']}, category {rca['category']}, artifact {rca['artifact']}: "
                       f"{rca['summary']}" if rca else "not reported"),
                      "", "## Actions", *(rec["actions"] or ["none"])]
-            if inv.tools.run.over:
+            if inv.over:
                 break
             inv.call("workspace_write", path=f"{INCIDENTS_DIR}/{inc}.md", text="\n".join(lines) + "\n")
         self._dirty.clear()

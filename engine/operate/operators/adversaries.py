@@ -57,7 +57,7 @@ from scoring.attribution import FaultWindow, candidates, workload_of
 
 if TYPE_CHECKING:
     from alerts.history import AlertInstance
-    from engine.run.orchestrator import Invocation
+    from engine.operate.invocation import Invocation
 
 INVOCATION_BUDGET_S = 120.0
 """Modeled run time one invocation may spend on tool calls, seconds (two cadences)."""
@@ -655,19 +655,22 @@ class OnePerFaultOperator:
     """
 
     name: str = "one-per-fault"
+    ground_truth: ClassVar[bool] = True
+    """Receives :attr:`engine.operate.invocation.Invocation.truth`, like the oracle."""
     reported: dict[str, str] = field(default_factory=dict)
     """``fault@t_inject`` -> incident id."""
     renamed: set[str] = field(default_factory=set)
     """Incidents whose RCA already names the fault's target."""
 
     def invoke(self, inv: Invocation) -> None:
-        run = inv.tools.run
-        records = sorted((r for r in run.faults.values() if r.instance is not None),
+        if inv.truth is None:
+            raise RuntimeError("one-per-fault needs the run's ground truth (Invocation.truth)")
+        records = sorted((r for r in inv.truth.faults.values() if r.instance is not None),
                          key=lambda r: (r.scheduled.at, r.spec.id))
         windows = [FaultWindow(r.spec.id, r.spec.target, r.instance.t_inject, r.instance.t_revert, r.spec.scope,
                                frozenset(r.services))
                    for r in records if r.instance is not None]
-        app = run.sim.app
+        app = inv.app
         services = [svc.name for svc in app.services]
         edges = app.edges()
         routes = {(r.entry.service, r.entry.operation): r.name for r in app.routes}

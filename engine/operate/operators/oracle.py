@@ -30,7 +30,7 @@ Every invocation, for each live fault whose symptom probe is failing:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from faults.qualify import remedy_grace_seconds
 from faults.remedy import defect_deployed, remedy_steps, revert_commit_step
@@ -39,7 +39,11 @@ from scoring.gates import SOAK_S
 
 if TYPE_CHECKING:
     from alerts.history import AlertInstance
-    from engine.run.orchestrator import FaultRecord, Invocation
+    from engine.operate.invocation import GroundTruth, Invocation
+
+FaultRecord = Any
+"""The run's record of one fault (:class:`engine.run.orchestrator.FaultRecord`), read through
+:attr:`engine.operate.invocation.Invocation.truth`; operators never import the run."""
 
 
 RESOLVE_MARGIN_S = 180.0
@@ -52,6 +56,8 @@ class OracleOperator:
     """See module docstring."""
 
     name: str = "oracle"
+    ground_truth: ClassVar[bool] = True
+    """Receives :attr:`engine.operate.invocation.Invocation.truth` (the only operators that do)."""
     handled: dict[str, str] = field(default_factory=dict)
     """Fault id -> incident id."""
     remedied_at: dict[str, float] = field(default_factory=dict)
@@ -63,15 +69,14 @@ class OracleOperator:
     """Code-change faults rolled back whose commit is still to be reverted on the head."""
 
     def invoke(self, inv: Invocation) -> None:
-        run = inv.tools.run
-        sim = run.sim
-        records = [r for r in run.faults.values() if r.instance is not None]
+        truth = _truth(inv)
+        records = [r for r in truth.faults.values() if r.instance is not None]
         windows = [FaultWindow(r.spec.id, r.spec.target, r.instance.t_inject, r.instance.t_revert, r.spec.scope,
                                frozenset(r.services))
                    for r in records if r.instance is not None]
-        services = [s.name for s in sim.app.services]
-        edges = sim.app.edges()
-        routes = {(r.entry.service, r.entry.operation): r.name for r in sim.app.routes}
+        services = [s.name for s in inv.app.services]
+        edges = inv.app.edges()
+        routes = {(r.entry.service, r.entry.operation): r.name for r in inv.app.routes}
         support: dict[int, dict[str, str]] = {
             a.id: candidates(a.labels, a.active_at, a.ended_at, windows, services, edges, routes) for a in inv.alerts}
         for rec in sorted(records, key=lambda r: r.scheduled.at):
@@ -104,23 +109,23 @@ class OracleOperator:
     def _remedy(self, inv: Invocation, rec: FaultRecord, incident: str) -> None:
         inst = rec.instance
         assert inst is not None
-        self.remedied_at[rec.spec.id] = inv.tools.run.now
-        steps = remedy_steps(inv.tools.run.sim, inst)
+        self.remedied_at[rec.spec.id] = inv.now
+        steps = remedy_steps(_truth(inv).cluster, inst)
         if steps and all(step.tool == "restart_pod" for step in steps):
             self.restarts[rec.spec.id] = [str(step.args["pod"]) for step in steps]
             self._roll(inv, rec, incident)
             return
         for step in steps:
-            inv.tools.call(step.tool, {**step.args, "incident": incident})
+            inv.call_tool(step.tool, {**step.args, "incident": incident})
         if rec.spec.mechanism == "code-change" and rec.spec.remedy.action == "rollback":
             self.revert_pending.add(rec.spec.id)
 
     def _roll(self, inv: Invocation, rec: FaultRecord, incident: str) -> None:
         """Restart the fault's pending pods: stuck ones at once, healthy ones one at a time."""
         pending = self.restarts.get(rec.spec.id, [])
-        sim = inv.tools.run.sim
+        cluster = _truth(inv).cluster
         while pending:
-            pods = {p.name: p for p in sim.pods() if not p.terminating}
+            pods = {p.name: p for p in cluster.pods() if not p.terminating}
             name = pending[0]
             pod = pods.get(name)
             if pod is None:
@@ -129,10 +134,10 @@ class OracleOperator:
             others = [p for p in pods.values() if p.service == pod.service and p.name != name]
             if pod.ready and not all(p.ready for p in others):
                 return  # wait until the previous replacement is ready
-            inv.tools.call("restart_pod", {"pod": name, "incident": incident})
+            inv.call_tool("restart_pod", {"pod": name, "incident": incident})
             pending.pop(0)
             # Read again: a restart carried out has taken the pod out of service already.
-            if any(p.uid == pod.uid and p.ready for p in sim.pods()):
+            if any(p.uid == pod.uid and p.ready for p in cluster.pods()):
                 return  # one healthy pod per invocation
 
     def _follow_up(self, inv: Invocation, rec: FaultRecord) -> None:
@@ -141,28 +146,29 @@ class OracleOperator:
             return
         inst = rec.instance
         assert inst is not None
-        run = inv.tools.run
+        truth = _truth(inv)
+        now = inv.now
         incident = self.handled[fid]
         if not inst.active:
             inv.call("resolve_incident", incident=incident)
             self.resolved.add(fid)
             return
-        if rec.streak_start is not None and run.now - rec.streak_start >= SOAK_S + RESOLVE_MARGIN_S:
+        if rec.streak_start is not None and now - rec.streak_start >= SOAK_S + RESOLVE_MARGIN_S:
             inv.call("resolve_incident", incident=incident)
             self.resolved.add(fid)
             return
         if self.restarts.get(fid):
             self._roll(inv, rec, incident)
-            self.remedied_at[fid] = run.now
+            self.remedied_at[fid] = inv.now
             return
-        if fid in self.revert_pending and run.sim.rollout_status(rec.spec.target).ok:
+        if fid in self.revert_pending and truth.cluster.rollout_status(rec.spec.target).ok:
             self.revert_pending.discard(fid)
-            revert = revert_commit_step(run.sim, inst)
+            revert = revert_commit_step(truth.cluster, inst)
             if revert is not None:
-                inv.tools.call(revert.tool, {**revert.args, "incident": incident})
+                inv.call_tool(revert.tool, {**revert.args, "incident": incident})
             return
-        grace = remedy_grace_seconds(run.sim.app, rec.spec)
-        if _failing(rec) and run.now - self.remedied_at.get(fid, run.now) >= grace:
+        grace = remedy_grace_seconds(inv.app, rec.spec)
+        if _failing(rec) and now - self.remedied_at.get(fid, now) >= grace:
             self._remedy(inv, rec, incident)
 
 
@@ -176,5 +182,12 @@ def _bites(inv: Invocation, rec: FaultRecord) -> bool:
     inst = rec.instance
     assert inst is not None
     if rec.spec.mechanism == "code-change":
-        return defect_deployed(inv.tools.run.sim, inst)
+        return defect_deployed(_truth(inv).cluster, inst)
     return all(c.status == "deployed" for c in inst.changes)
+
+
+def _truth(inv: Invocation) -> GroundTruth:
+    """The run's ground truth, which the run hands only to operators declaring ``ground_truth``."""
+    if inv.truth is None:
+        raise RuntimeError("the oracle needs the run's ground truth (Invocation.truth), which this run withholds")
+    return inv.truth

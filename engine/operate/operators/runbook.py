@@ -48,7 +48,7 @@ from scoring.attribution import workload_of
 
 if TYPE_CHECKING:
     from alerts.history import AlertInstance
-    from engine.run.orchestrator import Invocation
+    from engine.operate.invocation import Invocation
 
 RULE_TABLE: tuple[tuple[str, str], ...] = (
     ("DeploymentNotReady", "scale"),

@@ -1,0 +1,260 @@
+"""What an operator is handed every cadence: an :class:`Invocation`, the operator's whole view of the run.
+
+The view holds the run time and cadence, the cumulative alert history, the application
+model (services, edges, routes), the operator's persistent workspace and its own incidents,
+and one way to act: :meth:`Invocation.call` (a tool call, through the policy layer, costing
+run time) and :meth:`Invocation.record` (an event of the operator's own, such as a model
+call). It has no path to the orchestrator, the fault schedule or the ground-truth events:
+
+* the operator runs on its own thread (:func:`run_invocation`); every call, every record
+  and every read of the clock is a request over an :class:`OperatorChannel`, answered by
+  the run's thread, which alone holds the run. The two threads strictly alternate (the run
+  waits while the operator thinks, the operator waits while the run executes its call),
+  so a run is as deterministic as if the operator were called in line.
+* the one exception is visible: an operator declaring ``ground_truth = True`` (the oracle,
+  ``one-per-fault``: validation references, never ranked) receives :attr:`Invocation.truth`,
+  the run's fault records and cluster. ``tests/test_operator_view.py`` walks every object
+  reachable from an invocation and checks nothing else leads to ground truth.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from alerts.history import AlertInstance
+from engine.apps.model import AppModel
+from engine.operate.tools import ToolResult
+from engine.operate.workspace import Workspace
+from engine.substrate import Substrate
+
+OPERATOR_EVENT_KINDS = ("llm.call", "agent.end")
+"""Event kinds an operator may record itself (:meth:`Invocation.record`): model calls and the
+end of an invocation with its reason and spend. Everything else an operator does is recorded
+by the tool layer."""
+
+
+class Operator(Protocol):
+    """What the run loop needs from an operator (see :mod:`engine.operate.operators`)."""
+
+    name: str
+
+    def invoke(self, inv: Invocation) -> None:
+        """Act for one invocation; called every cadence."""
+        ...
+
+
+@dataclass
+class NoopOperator:
+    """Does nothing: the baseline every fault must fail against."""
+
+    name: str = "noop"
+
+    def invoke(self, inv: Invocation) -> None:
+        return None
+
+
+class GroundTruth(Protocol):
+    """The oracle's explicit handle on the run's ground truth (validation operators only).
+
+    Attributes:
+        faults: fault id -> the run's record of it (spec, instance, probe samples, the services
+            an act must target), in injection order.
+        cluster: the substrate itself, unfiltered by the tools.
+    """
+
+    @property
+    def faults(self) -> Mapping[str, Any]: ...
+
+    @property
+    def cluster(self) -> Substrate: ...
+
+
+@dataclass(frozen=True)
+class RunState:
+    """The clock as the operator sees it at one moment.
+
+    Attributes:
+        now: run time, seconds.
+        over: the run has ended: further calls are refused.
+        next_invocation_t: run time of the next invocation, seconds.
+    """
+
+    now: float
+    over: bool
+    next_invocation_t: float
+
+
+_DONE = ("done",)
+
+
+class OperatorChannel:
+    """A rendezvous between the operator's thread and the run's thread (module docstring).
+
+    The operator side calls :meth:`ask` and blocks until the run side, looping in
+    :meth:`serve`, has answered. Requests are tuples: ``("call", tool, args, tokens)``,
+    ``("record", kind, payload)``, ``("state",)``, ``("incidents",)``.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self._replies: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+
+    def ask(self, request: tuple[Any, ...]) -> Any:
+        """Send one request and wait for its answer (operator side).
+
+        Raises:
+            whatever the run side raised answering it.
+        """
+        self._requests.put(request)
+        ok, value = self._replies.get()
+        if not ok:
+            raise value
+        return value
+
+    def finish(self, error: BaseException | None) -> None:
+        """The operator's invocation returned (or raised ``error``)."""
+        self._requests.put((*_DONE, error))
+
+    def serve(self, answer: Callable[[tuple[Any, ...]], Any]) -> BaseException | None:
+        """Answer requests with ``answer`` until the operator finishes (run side); the error
+        the operator raised, if any."""
+        while True:
+            request = self._requests.get()
+            if request[:1] == _DONE:
+                error: BaseException | None = request[1]
+                return error
+            try:
+                self._replies.put((True, answer(request)))
+            except Exception as exc:  # handed to the operator, which asked
+                self._replies.put((False, exc))
+
+
+@dataclass
+class Invocation:
+    """One operator invocation: the operator's view of the run (module docstring).
+
+    Attributes:
+        number: 1, 2, ... in run order.
+        t: run time at invocation, seconds.
+        alerts: the cumulative alert history (every instance so far, oldest first).
+        new_alerts: instances that changed state since the previous invocation.
+        workspace: the operator's persistent workspace.
+        app: the application model: services, call edges, routes.
+        cadence_s: the invocation interval, run-time seconds.
+        run_dir: where the run is recorded (an agent versions its prompts and transcripts
+            there), or None.
+        operator: the operator's name, as its tool calls are recorded.
+        truth: the run's ground truth, for an operator declaring ``ground_truth = True``
+            only; None for every other operator.
+    """
+
+    number: int
+    t: float
+    alerts: list[AlertInstance]
+    new_alerts: list[AlertInstance]
+    workspace: Workspace
+    app: AppModel
+    cadence_s: float
+    run_dir: Path | None
+    operator: str
+    channel: OperatorChannel = field(repr=False)
+    truth: GroundTruth | None = None
+
+    def call(self, tool: str, **args: Any) -> ToolResult:
+        """Call a tool with keyword arguments (see :mod:`engine.operate.tools`); never raises."""
+        return self.call_tool(tool, args)
+
+    def call_tool(self, tool: str, args: Any = None, *, tokens: Any = 0) -> ToolResult:
+        """Call a tool with an object of arguments (or JSON text of one), reporting the model
+        tokens spent on it; what the tool layer's ``ToolBox.call`` returns."""
+        result: ToolResult = self.channel.ask(("call", tool, args, tokens))
+        return result
+
+    def record(self, kind: str, payload: dict[str, Any]) -> None:
+        """Record an event of the operator's own (one of :data:`OPERATOR_EVENT_KINDS`).
+
+        Raises:
+            ValueError: another kind.
+        """
+        self.channel.ask(("record", kind, payload))
+
+    @property
+    def state(self) -> RunState:
+        """The clock now (it moves as tool calls cost run time)."""
+        state: RunState = self.channel.ask(("state",))
+        return state
+
+    @property
+    def now(self) -> float:
+        """Run time now, seconds."""
+        return self.state.now
+
+    @property
+    def over(self) -> bool:
+        """True once the run has ended (further tool calls are refused)."""
+        return self.state.over
+
+    def incidents(self) -> dict[str, dict[str, object]]:
+        """The operator's own incidents: id -> {alerts, title, resolved, ...} (a copy)."""
+        book: dict[str, dict[str, object]] = self.channel.ask(("incidents",))
+        return book
+
+
+class RunSide(Protocol):
+    """What :func:`run_invocation` needs from the run to answer an operator's requests."""
+
+    def call_tool(self, tool: str, args: Any, tokens: Any) -> ToolResult: ...
+
+    def record(self, kind: str, payload: dict[str, Any]) -> None: ...
+
+    def state(self) -> RunState: ...
+
+    def incidents(self) -> dict[str, dict[str, object]]: ...
+
+
+def run_invocation(operator: Operator, inv: Invocation, run: RunSide) -> None:
+    """Invoke ``operator`` on its own thread and answer its requests on this one until it returns.
+
+    Raises:
+        whatever the operator's ``invoke`` raised (re-raised here, on the run's thread).
+    """
+
+    def answer(request: tuple[Any, ...]) -> Any:
+        what = request[0]
+        if what == "call":
+            return run.call_tool(request[1], request[2], request[3])
+        if what == "record":
+            kind, payload = request[1], request[2]
+            if kind not in OPERATOR_EVENT_KINDS:
+                raise ValueError(f"an operator may record only {', '.join(OPERATOR_EVENT_KINDS)} events, "
+                                 f"not {kind!r}")
+            run.record(kind, copy.deepcopy(payload))
+            return None
+        if what == "state":
+            return run.state()
+        if what == "incidents":
+            return copy.deepcopy(run.incidents())
+        raise ValueError(f"unknown request {what!r}")
+
+    def body() -> None:
+        error: BaseException | None = None
+        try:
+            operator.invoke(inv)
+        except BaseException as exc:  # re-raised on the run's thread
+            error = exc
+        finally:
+            inv.channel.finish(error)
+
+    thread = threading.Thread(target=body, name=f"operator-{getattr(operator, 'name', '?')}-{inv.number}",
+                              daemon=True)
+    thread.start()
+    error = inv.channel.serve(answer)
+    thread.join()
+    if error is not None:
+        raise error
