@@ -2,7 +2,7 @@
 
 :class:`AlertEvaluator` holds a :class:`~alerts.promql.storage.Storage` fed with scrapes
 (:meth:`~AlertEvaluator.ingest` takes the simulator's
-:class:`~engine.sim.series.Scrape` objects, :meth:`~AlertEvaluator.ingest_samples` any
+:class:`~alerts.series.Scrape` objects, :meth:`~AlertEvaluator.ingest_samples` any
 ``(labels, value)`` source) and evaluates rule groups at run times the caller chooses --
 every ``interval_s`` (15 s, Prometheus' default evaluation interval) through
 :meth:`~AlertEvaluator.step`. Each evaluation returns the :class:`AlertTransition` list
@@ -51,7 +51,7 @@ from alerts.rules import Rule, RuleSet, load_pack, load_rule_file
 from alerts.templates import TemplateData
 
 if TYPE_CHECKING:
-    from engine.sim.series import Scrape, SeriesInfo, SeriesStore
+    from alerts.series import Scrape, SeriesInfo, SeriesStore
 
 _Fresh = dict[str, tuple[dict[str, str], dict[str, str], float]]
 """Alerts of one query result by fingerprint: (alert labels, annotations, value)."""

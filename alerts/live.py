@@ -1,9 +1,8 @@
 """Live Prometheus mode: serve a running simulation at ``/metrics`` and read alerts back.
 
-* :class:`LiveSimulation` advances a :class:`~engine.substrate.Substrate` on the
-  wall clock (optionally faster) in a background thread and serves its exposition over
-  aiohttp on loopback, so a real Prometheus can scrape it. Mutate the simulation only
-  while holding :attr:`LiveSimulation.lock`.
+* :class:`MetricsServer` serves a running simulation's exposition over aiohttp on
+  loopback, so a real Prometheus can scrape it (:class:`engine.run.live.LiveSimulation`
+  is a substrate that paces itself and serves this way).
 * :func:`write_prometheus_config` writes a scrape configuration plus the chosen rule pack's
   files (``paper`` by default, ``extended``, or one rule file) for a user's Prometheus;
   :func:`cmd_prometheus_config` is the ``marathon prometheus-config`` command (declare its
@@ -24,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import shutil
 import sys
 import threading
@@ -41,7 +39,7 @@ from alerts.promql.labels import fingerprint
 from alerts.rules import DEFAULT_PACK, PACKS, RuleFileError, load_rule_file, pack_files
 
 if TYPE_CHECKING:
-    from engine.substrate import Substrate
+    pass
 
 EXIT_OK = 0
 EXIT_WRITE_FAILED = 1
@@ -52,7 +50,7 @@ class MetricsServer:
     """Serve ``exposition()`` at ``http://host:port/metrics`` from a background thread.
 
     The owner (the orchestrator on a wall clock) advances the simulation and holds ``lock``
-    while doing so; :class:`LiveSimulation` is the variant that advances it itself.
+    while doing so; :class:`engine.run.live.LiveSimulation` is the variant that advances it itself.
 
     Args:
         exposition: returns the Prometheus text exposition.
@@ -149,49 +147,6 @@ class MetricsServer:
             await self._serve(self._stop)
         finally:
             await runner.cleanup()
-
-
-class LiveSimulation(MetricsServer):
-    """A substrate advanced on the wall clock, its series served at ``http://host:port/metrics``.
-
-    Args:
-        sim: the cluster (:func:`engine.run.substrates.open_substrate`); its run time
-            continues from ``sim.now``.
-        host: listen address; loopback by default.
-        port: listen port; 0 picks a free one (see :attr:`port` after :meth:`start`).
-        speed: simulated seconds per wall second.
-        tick_s: how often the simulation is advanced, wall seconds.
-    """
-
-    thread_name = "marathon-live-sim"
-
-    def __init__(self, sim: Substrate, *, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0,
-                 tick_s: float = 0.25) -> None:
-        if speed <= 0:
-            raise ValueError("speed must be > 0")
-        super().__init__(sim.exposition, threading.RLock(), host=host, port=port)
-        self.sim = sim
-        self.speed = speed
-        self.tick_s = tick_s
-        self.on_tick: Callable[[Substrate], None] | None = None
-        """Called (holding :attr:`lock`) after each advance, e.g. to feed an embedded evaluator."""
-
-    def _headers(self) -> dict[str, str]:
-        return {"X-Marathon-Run-Time": f"{self.sim.now:.0f}"}
-
-    async def _serve(self, stop: asyncio.Event) -> None:
-        wall0 = time.monotonic()
-        with self.lock:
-            sim0 = self.sim.now
-        while not stop.is_set():
-            target = sim0 + (time.monotonic() - wall0) * self.speed
-            with self.lock:
-                if target > self.sim.now:
-                    self.sim.advance(target)
-                if self.on_tick is not None:
-                    self.on_tick(self.sim)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self.tick_s)
 
 
 def prometheus_config(targets: list[str], *, rule_files: list[str], scrape_interval: str = "15s",
@@ -369,7 +324,7 @@ class AlertSource:
                                {str(k): str(v) for k, v in a.get("annotations", {}).items()}, now)
 
 
-__all__ = ["AlertSource", "LiveSimulation", "MetricsServer", "add_prometheus_config_arguments", "cmd_prometheus_config",
+__all__ = ["AlertSource", "MetricsServer", "add_prometheus_config_arguments", "cmd_prometheus_config",
            "prometheus_config", "write_prometheus_config"]
 
 

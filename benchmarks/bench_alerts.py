@@ -25,8 +25,8 @@ from collections import Counter
 
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.rules import load_pack
+from alerts.series import SeriesStore
 from engine.sim.effects import Effect
-from engine.sim.series import SeriesStore
 from engine.sim.simulator import Simulator
 
 
@@ -49,7 +49,7 @@ def simulate(app: str, minutes: float, seed: int) -> Simulator:
 
 def marathon(app: str, seed: int) -> None:
     from engine.run.orchestrator import Orchestrator
-    from faults.schedule import generate
+    from faults.generator import generate
 
     run = Orchestrator(generate(app, seed, "marathon"))
     ev = run.alert_source

@@ -37,7 +37,7 @@ from engine.operate.operators import make_operator  # noqa: E402
 from engine.run.orchestrator import Orchestrator  # noqa: E402
 from engine.run.replay import replay  # noqa: E402
 from engine.run.sealinputs import seal_run  # noqa: E402
-from faults.schedule import generate  # noqa: E402
+from faults.generator import generate  # noqa: E402
 from faults.spec import load_catalog  # noqa: E402
 from tests.forgery import flip_first_failing_probe, forge  # noqa: E402
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.run.orchestrator import Orchestrator
 from engine.sim.k8s import EPOCH
-from faults.schedule import generate
+from faults.generator import generate
 
 APPS = ("online-boutique", "astronomy-shop", "train-ticket")
 AUC_MAX = 0.65

@@ -22,7 +22,7 @@ from engine.bundle.format import verify
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
-from faults.schedule import generate
+from faults.generator import generate
 from scoring.cli import load_score
 
 

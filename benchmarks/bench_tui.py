@@ -35,7 +35,7 @@ from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
 from engine.run.session import RunSession
-from faults.schedule import generate
+from faults.generator import generate
 from tui.app import MarathonApp
 from tui.screens.replay import ReplayScreen
 from tui.screens.watch import WatchScreen

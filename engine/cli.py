@@ -65,6 +65,7 @@ def health_table(sim: Substrate, window_s: float = 60.0) -> str:
 
 def cmd_sim(args: argparse.Namespace) -> int:
     """Run the embedded cluster under load and print its health as it goes."""
+    from engine.run.clock import Pace, SubstrateLoop, drive
     from engine.run.substrates import open_substrate
 
     if not (math.isfinite(args.minutes) and args.minutes > 0):
@@ -78,23 +79,22 @@ def cmd_sim(args: argparse.Namespace) -> int:
     total = math.ceil(args.minutes * 60.0 / sim.dt) * sim.dt
     live = sys.stdout.isatty() and not args.quiet
     started = time.perf_counter()
-    step = 60.0
     interrupted = False
+    shown = [sim.now]
+
+    def show(sub: Substrate) -> None:
+        if sub.now < shown[0] + 60.0 - 1e-9 and sub.now < total - 1e-9:
+            return  # one line (or one table) per simulated minute
+        shown[0] = sub.now
+        if live:
+            print("\x1b[H\x1b[2J" + health_table(sub), flush=True)
+        elif not args.quiet:
+            worst = max(sub.route_health(60.0), key=lambda r: r.error_share)
+            print(f"t={sub.now / 60:5.1f} min  worst route {worst.route} errors "
+                  f"{100 * worst.error_share:.2f}%", flush=True)
+
     try:
-        while sim.now < total:
-            target = min(sim.now + step, total)
-            if args.speed:
-                wall_target = time.perf_counter() + (target - sim.now) / args.speed
-                sim.advance(target)
-                time.sleep(max(0.0, wall_target - time.perf_counter()))
-            else:
-                sim.advance(target)
-            if live:
-                print("\x1b[H\x1b[2J" + health_table(sim), flush=True)
-            elif not args.quiet:
-                worst = max(sim.route_health(60.0), key=lambda r: r.error_share)
-                print(f"t={sim.now / 60:5.1f} min  worst route {worst.route} errors "
-                      f"{100 * worst.error_share:.2f}%", flush=True)
+        drive(SubstrateLoop(sim, end=total, after=show), Pace(args.speed), slice_s=60.0)
     except KeyboardInterrupt:
         interrupted = True
     wall = time.perf_counter() - started
@@ -170,7 +170,8 @@ def cmd_app_show(args: argparse.Namespace) -> int:
 
 def cmd_schedule(args: argparse.Namespace) -> int:
     """Generate a schedule and print it as a table, or write it as YAML with -o."""
-    from faults.schedule import dump_schedule, generate, schedule_table
+    from faults.generator import generate
+    from faults.schedule import dump_schedule, schedule_table
     from faults.spec import CatalogError
 
     try:
@@ -191,7 +192,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a whole schedule headless and print what was injected and what the probes saw."""
     from engine.run.session import RunSession
-    from faults.schedule import ScheduleError, generate, load_schedule
+    from faults.generator import generate
+    from faults.schedule import ScheduleError, load_schedule
     from faults.spec import CatalogError
 
     try:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.apps.model import AppModel, Probe, Resources
 
 if TYPE_CHECKING:
-    from engine.sim.series import SeriesStore
+    from alerts.series import SeriesStore
     from faults.spec import FaultSpec, ProbeSpec
 
 OBJECT_KINDS = ("Node", "Deployment", "StatefulSet", "ReplicaSet", "Pod", "Service", "Event")
@@ -329,7 +329,7 @@ class Substrate(ABC):
         dt: the granularity of :meth:`advance`, seconds: run time moves in whole multiples
             of it (the simulator's tick, 1 s).
         store: the scraped series the embedded alert evaluator reads
-            (:class:`engine.sim.series.SeriesStore`), or None where alerts come from a real
+            (:class:`alerts.series.SeriesStore`), or None where alerts come from a real
             Prometheus instead.
     """
 

@@ -31,7 +31,7 @@ import zlib
 from collections import Counter
 from collections.abc import Sequence
 
-from engine.sim.simulator import CONFIG_SUFFIXES
+from engine.apps.builds import CONFIG_SUFFIXES
 from faults.spec import CHANGE_MECHANISMS, Catalog, FaultSpec, load_catalog
 
 ROW_KIND = {"code-change": "code", "config-patch": "config", "feature-flag": "config", "scale": "scale",

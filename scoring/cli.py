@@ -152,7 +152,8 @@ def _generated_schedule(meta: dict[str, Any]) -> bool:
     """Whether the run replayed the schedule this engine generates for its app, regime and seed
     (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart)."""
     from engine.bundle.layout import schedule_digest
-    from faults.schedule import dump_schedule, generate
+    from faults.generator import generate
+    from faults.schedule import dump_schedule
 
     try:
         expected = dump_schedule(generate(str(meta["app"]), int(meta["seed"]), str(meta["regime"])))

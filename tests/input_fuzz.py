@@ -205,7 +205,8 @@ def targets(work: Path) -> dict[str, Target]:
     from engine.bundle.format import BundleError, open_bundle
     from engine.operate.llm.config import LLMConfigError, load_llm_config
     from engine.run.sealinputs import seal_run
-    from faults.schedule import ScheduleError, dump_schedule, generate, load_schedule
+    from faults.generator import generate
+    from faults.schedule import ScheduleError, dump_schedule, load_schedule
     from faults.spec import CatalogError, load_catalog
     from tui.keymap import KeymapError, load_keymap
 

@@ -25,7 +25,7 @@ from engine.operate.operators import ADVERSARIES, BUILTIN, REFERENCE_OPERATORS, 
 from engine.operate.policy import MAX_ACTS_PER_INVOCATION, MAX_ACTS_PER_WINDOW, WINDOW_S
 from engine.operate.tools import COST_S, TOOLS, ToolResult
 from engine.run.orchestrator import Orchestrator
-from faults.schedule import generate
+from faults.generator import generate
 from scoring.attribution import FaultWindow, candidates, workload_of
 
 OPERATORS = ADVERSARIES + REFERENCE_OPERATORS

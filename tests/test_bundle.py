@@ -35,7 +35,7 @@ from engine.bundle.layout import EVENTS_FILE
 from engine.run.orchestrator import Orchestrator
 from engine.run.recorder import RunRecorder
 from engine.run.sealinputs import seal_run
-from faults.schedule import generate
+from faults.generator import generate
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_FILES = ["app.yaml", "catalog.yaml", "counterfactual.json", EVENTS_FILE, "rules/sre-marathon.rules.yaml",

@@ -22,7 +22,7 @@ from engine.bundle.layout import COUNTERFACTUAL_FILE, SCHEDULE_FILE
 from engine.bundle.replaystatus import remember, replay_status, status_dir
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
-from faults.schedule import generate
+from faults.generator import generate
 from scoring.cli import load_score
 from scoring.counterfactual import Counterfactual
 

@@ -19,7 +19,7 @@ from engine.cli import main
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
-from faults.schedule import generate
+from faults.generator import generate
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from engine.cli import build_parser
 from engine.cliargs import FASTEST_SPEED_WORDS, speed_arg
-from faults.schedule import DEFAULT_REGIME, REGIMES, RUN_REGIMES, Regime
+from faults.generator import REGIMES
+from faults.schedule import DEFAULT_REGIME, RUN_REGIMES, Regime
 
 
 @given(st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False))

@@ -19,7 +19,7 @@ from types import ModuleType
 
 import pytest
 
-from faults.schedule import generate
+from faults.generator import generate
 
 _BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_deploy_blind.py"
 SEEDS_TRAIN = (1, 2, 3)

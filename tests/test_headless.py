@@ -27,7 +27,7 @@ CORE_MODULES = [
     "scoring.gates",
     "scoring.leaderboard",
     "alerts.evaluator",
-    "faults.qualify",
+    "engine.run.qualify",
     "faults.schedule",
     "scoring.score",
     "scoring.cli",

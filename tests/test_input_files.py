@@ -29,7 +29,8 @@ from engine.bundle.format import BundleError, open_bundle
 from engine.cli import main
 from engine.operate.llm.config import LLMConfigError, load_llm_config
 from engine.run.sealinputs import seal_run
-from faults.schedule import ScheduleError, dump_schedule, generate, load_schedule
+from faults.generator import generate
+from faults.schedule import ScheduleError, dump_schedule, load_schedule
 from faults.spec import CatalogError, catalog_path, load_catalog
 from tests.conftest import SHARED_DATA
 from tests.input_fuzz import BOMB, make_run_dir, small_run_events, write_events

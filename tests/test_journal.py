@@ -15,7 +15,7 @@ from engine.bundle.format import BundleError, open_bundle, verify
 from engine.bundle.journal import JOURNAL_FILE, JOURNAL_HEADER, state_dir
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
-from faults.schedule import generate
+from faults.generator import generate
 from faults.spec import load_catalog
 
 MARATHON = [sys.executable, "-m", "engine.cli"]

@@ -69,7 +69,8 @@ def test_same_fault_same_alert_through_prometheus_and_embedded(tmp_path: Path) -
         import prometheus_api_client  # noqa: F401
     except ImportError:
         _require(False, "aiohttp and prometheus-api-client")
-    from alerts.live import AlertSource, LiveSimulation, write_prometheus_config
+    from alerts.live import AlertSource, write_prometheus_config
+    from engine.run.live import LiveSimulation
     from engine.sim.simulator import Simulator
 
     pack = yaml.safe_load(PACK_PATH.read_text())

@@ -23,7 +23,7 @@ from engine.operate.llm.config import load_llm_config
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
-from faults.schedule import generate
+from faults.generator import generate
 
 PRICE = {"prompt": 2.5, "completion": 10.0}
 

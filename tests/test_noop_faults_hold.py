@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from engine.apps.builds import build_seconds
 from engine.run.orchestrator import FaultRecord, Orchestrator
-from engine.sim.source import build_seconds
-from faults.qualify import onset_seconds
-from faults.schedule import generate
+from faults.generator import generate
+from faults.timing import onset_seconds
 
 APPS = ("online-boutique", "astronomy-shop", "train-ticket")
 SEEDS = (1, 2, 3)

@@ -24,7 +24,8 @@ from engine.operate.tools import ToolBox
 from engine.run.orchestrator import FaultRecord, GroundTruthHandle, Orchestrator
 from engine.run.recorder import HiddenRecorder, RunRecorder
 from engine.substrate import Substrate
-from faults.schedule import BenignChange, Schedule, ScheduledFault, generate
+from faults.generator import generate
+from faults.schedule import BenignChange, Schedule, ScheduledFault
 from faults.spec import FaultSpec
 
 GROUND_TRUTH_KINDS = {"fault.inject", "fault.revert", "probe.result", "repair.check", "run.end"}

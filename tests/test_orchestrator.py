@@ -12,7 +12,7 @@ import pytest
 from engine.bundle.events import GROUND_TRUTH_KINDS, EventError, EventStream, verify_chain
 from engine.cli import main
 from engine.run.orchestrator import Orchestrator
-from faults.schedule import generate
+from faults.generator import generate
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.apps.builds import build_seconds
 from engine.run.orchestrator import Orchestrator, _add_comment
 from engine.sim.k8s import PodTemplate
 from engine.sim.simulator import Simulator
-from engine.sim.source import build_seconds
 from engine.substrate import ChangeRecord, FaultInstance
-from faults.schedule import generate
+from faults.generator import generate
 from faults.spec import FaultSpec, load_catalog
 
 BAD_IMAGE = "us-central1-docker.pkg.dev/online-boutique-ci/microservices-demo/productcatalogservice:v0.10.7-rc1"

@@ -8,8 +8,8 @@ trial is the real path (:func:`engine.run.validate.qualify_fault`): the fault al
 one-fault schedule, the oracle operator acting through the tools and the policy layer, the
 scorer judging it against the no-op run; it must earn every stage with no false declaration,
 no risky act and no noise incident, and its repair credit must fit in the shortest lifetime
-the schedule generator gives the fault (:func:`faults.schedule.lifetime`, from
-:func:`faults.qualify.work_seconds`). Run one app
+the schedule generator gives the fault (:func:`faults.generator.lifetime`, from
+:func:`faults.timing.work_seconds`). Run one app
 with ``-k ob-``, ``-k as-`` or ``-k tt-`` (fault ids start with the app's prefix).
 """
 
@@ -19,11 +19,12 @@ import pytest
 
 from alerts.rules import load_pack
 from engine.apps.model import load_app
+from engine.run.qualify import QUALIFYING_PACK, TrialResult, noop_trial, revert_trial
 from engine.run.substrates import open_substrate
 from engine.run.validate import qualify_fault
-from faults.qualify import QUALIFYING_PACK, TrialResult, noop_trial, revert_trial, work_seconds
-from faults.schedule import REGIMES, lifetime
+from faults.generator import REGIMES, lifetime
 from faults.spec import FaultSpec, load_catalog
+from faults.timing import work_seconds
 from scoring.gates import MIN_SOAK_S, SOAK_S
 
 APPS = ["online-boutique", "astronomy-shop", "train-ticket"]

@@ -16,7 +16,7 @@ from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
 from engine.run.replay import replay
 from engine.run.sealinputs import seal_run
-from faults.schedule import generate
+from faults.generator import generate
 from tests.forgery import flip_first_failing_probe, forge
 from tui.human import HumanOperator
 

@@ -296,7 +296,8 @@ def test_prometheus_reports_the_same_rule_health(tmp_path: Path) -> None:
         if in_ci:
             pytest.fail("prometheus, aiohttp and prometheus-api-client are required in CI")
         pytest.skip("prometheus (or aiohttp / prometheus-api-client) not installed")
-    from alerts.live import LiveSimulation, PrometheusAlerts, write_prometheus_config
+    from alerts.live import PrometheusAlerts, write_prometheus_config
+    from engine.run.live import LiveSimulation
     from engine.sim.simulator import Simulator
 
     rules_path = tmp_path / "broken.rules.yaml"

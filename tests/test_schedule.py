@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.cli import main
-from faults.schedule import ScheduleError, dump_schedule, generate, load_schedule, parse_schedule
+from faults.generator import generate
+from faults.schedule import ScheduleError, dump_schedule, load_schedule, parse_schedule
 from faults.spec import CatalogError, load_catalog, parse_catalog
 
 APPS = ["online-boutique", "astronomy-shop", "train-ticket"]
@@ -47,8 +48,8 @@ def test_a_marathon_has_dozens_of_overlapping_faults(app: str) -> None:
 def test_every_fault_lives_long_enough_to_be_worked_on(app: str, regime: str) -> None:
     """Issue 11: a perfect operator can earn every stage of every fault before its revert."""
     from engine.apps.model import load_app
-    from faults.qualify import work_seconds
-    from faults.schedule import LIFE_MARGIN_S, ZONE_OUTAGE_MAX_LIFE_S
+    from faults.generator import LIFE_MARGIN_S, ZONE_OUTAGE_MAX_LIFE_S
+    from faults.timing import work_seconds
 
     model = load_app(app)
     catalog = {f.id: f for f in load_catalog(app).faults}
@@ -63,8 +64,8 @@ def test_every_fault_lives_long_enough_to_be_worked_on(app: str, regime: str) ->
 @pytest.mark.parametrize("app", APPS)
 def test_benign_changes_and_zone_outages_never_undo_or_hide_a_fault(app: str) -> None:
     from engine.apps.model import load_app
-    from faults.qualify import onset_seconds
-    from faults.schedule import PROCESS_MECHANISMS
+    from faults.generator import PROCESS_MECHANISMS
+    from faults.timing import onset_seconds
 
     model = load_app(app)
     catalog = {f.id: f for f in load_catalog(app).faults}

@@ -14,7 +14,8 @@ from engine.operate.operators import make_operator
 from engine.operate.operators.oracle import OracleOperator
 from engine.run.orchestrator import Orchestrator
 from engine.run.sealinputs import seal_run
-from faults.schedule import Schedule, generate, parse_schedule
+from faults.generator import generate
+from faults.schedule import Schedule, parse_schedule
 from faults.spec import load_catalog
 from scoring.cli import load_score
 from scoring.leaderboard import leaderboard, to_json
@@ -27,7 +28,7 @@ def sequential(app: str, n: int = 5, gap: int = 60, seed: int = 1) -> Schedule:
     """A qualified schedule without overlap: n catalog faults one after another, so no fault
     can mask another's symptom (the oracle's reference setting)."""
     from engine.apps.model import load_app
-    from faults.qualify import onset_seconds
+    from faults.timing import onset_seconds
 
     model = load_app(app)
     faults = [f for f in load_catalog(app).faults if f.mechanism != "zone-outage"][:: 7][:n]

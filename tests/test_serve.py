@@ -28,7 +28,7 @@ import pytest
 from engine.bundle.format import open_bundle
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
-from faults.schedule import generate
+from faults.generator import generate
 from scoring.cli import load_score
 
 APP, SEED, REGIME = "online-boutique", 1, "short-5"

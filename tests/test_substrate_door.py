@@ -20,10 +20,10 @@ import pytest
 from engine.cli import health_table
 from engine.operate.operators import make_operator
 from engine.run.orchestrator import Orchestrator
+from engine.run.qualify import noop_trial, revert_trial
 from engine.run.substrates import SUBSTRATES, open_substrate
 from engine.substrate import Substrate
-from faults.qualify import noop_trial, revert_trial
-from faults.schedule import generate
+from faults.generator import generate
 from faults.spec import load_catalog
 
 

@@ -11,7 +11,7 @@ import pytest
 from engine.operate.invocation import Invocation
 from engine.operate.tools import TOOLS, tool_schemas
 from engine.run.orchestrator import Orchestrator
-from faults.schedule import generate
+from faults.generator import generate
 
 ACT_CALLS: dict[str, dict[str, Any]] = {
     "restart_pod": {"pod": "POD"},

@@ -25,7 +25,7 @@ from engine.bundle.events import canonical
 from engine.operate.toolargs import MARKER_KEY, MAX_ARGS_BYTES, bound_arguments, is_marker, marker
 from engine.operate.tools import TOOLS, ToolBox
 from engine.run.orchestrator import Orchestrator
-from faults.schedule import generate
+from faults.generator import generate
 
 SCHEDULE = ("online-boutique", 3, "short-5")
 T0 = 420.0

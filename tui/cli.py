@@ -103,7 +103,8 @@ def _keymap(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _schedule(args: argparse.Namespace) -> Any:
-    from faults.schedule import generate, load_schedule
+    from faults.generator import generate
+    from faults.schedule import load_schedule
 
     return load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
 

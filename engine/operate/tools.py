@@ -768,7 +768,7 @@ class ToolBox:
     def _set_config(self, a: SetConfigArgs) -> ToolResult:
         sim = self.run.sim
         if a.service == "flagd":
-            from faults.inject import _set_flag
+            from engine.sim.remedy import set_flag as _set_flag
 
             flag_file = "demo.flagd.json"
             files = sim.head_files("flagd")  # the flag change is committed on the head, like any change

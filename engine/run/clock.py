@@ -16,10 +16,14 @@ re-speeded (the run clock does not jump). Every driver -- ``marathon run``, ``wa
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from engine.substrate import Substrate
 
 MAX_SLICE_S = 15.0
 """Run time advanced per slice: one evaluation interval, so stop and pause requests are seen
@@ -126,6 +130,53 @@ class Pace:
             return 0.0
         due_at = wall0 + (now + step - t0) / speed
         return min(IDLE_SLEEP_S, max(0.001, due_at - time.monotonic()))
+
+
+class SubstrateLoop:
+    """A bare substrate as a :class:`Steppable` (``marathon sim``, the live /metrics simulation).
+
+    Args:
+        substrate: the cluster; its run time continues from ``substrate.now``.
+        end: the run time to stop at, seconds (None: never finished).
+        lock: held while advancing (a /metrics server reads under it), or None.
+        after: called (holding ``lock``) after each advance with the substrate.
+    """
+
+    def __init__(self, substrate: Substrate, *, end: float | None = None, lock: threading.RLock | None = None,
+                 after: Callable[[Substrate], None] | None = None) -> None:
+        self.substrate = substrate
+        self.end = end
+        self.lock = lock
+        self.after = after
+
+    @property
+    def now(self) -> float:
+        return float(self.substrate.now)
+
+    @property
+    def dt(self) -> float:
+        return float(self.substrate.dt)
+
+    @property
+    def finished(self) -> bool:
+        return self.end is not None and self.substrate.now >= self.end - 1e-9
+
+    def advance_to(self, target: float) -> None:
+        dt = self.dt
+        target = math.floor(target / dt + 1e-9) * dt
+        if self.end is not None:
+            target = min(target, self.end)
+        if self.lock is None:
+            self._advance(target)
+            return
+        with self.lock:
+            self._advance(target)
+
+    def _advance(self, target: float) -> None:
+        if target > self.substrate.now + 1e-9:
+            self.substrate.advance(target)
+        if self.after is not None:
+            self.after(self.substrate)
 
 
 def drive(loop: Steppable, pace: Pace, *, slice_s: float = MAX_SLICE_S, until: float | None = None,

@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from alerts.evaluator import AlertEvaluator, AlertTransition
+from alerts.health import RuleHealthSource, health_report
 from alerts.history import AlertHistory
 from alerts.rules import DEFAULT_PACK, load_pack, pack_files, pack_identity
+from alerts.series import SeriesStore
 from engine.apps.model import Probe, Resources
 from engine.bundle.events import Event, EventStream
 from engine.bundle.layout import APP_FILE, RULES_DIR, RUN_FILE, SCHEDULE_FILE, schedule_digest
@@ -41,7 +43,6 @@ from engine.run.health import HealthSampler
 from engine.run.identity import engine_identity
 from engine.run.recorder import HiddenRecorder, RunRecorder
 from engine.run.substrates import open_substrate
-from engine.sim.series import SeriesStore
 from engine.substrate import FaultInstance, Substrate, SubstrateError
 from faults.schedule import TEMPLATE_KINDS, BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
 from faults.spec import FaultSpec, load_catalog
@@ -513,8 +514,6 @@ class Orchestrator:
         if self.alert_source is not None:
             for tr in self.alert_source.step(self.sim.store, self.now):
                 self._emit_alert(tr)
-            from alerts.health import RuleHealthSource
-
             if isinstance(self.alert_source, RuleHealthSource):  # a rule that breaks must not go silent
                 for change in self.alert_source.take_rule_health_changes():
                     self.emit("rule.health", change.to_payload())
@@ -653,7 +652,6 @@ class Orchestrator:
             share = f"{100 * rec.failing_share:5.0f}% of {len(rec.probes):3d}" if rec.probes else "-"
             note = f"not injected: {rec.error}" if rec.error else ""
             lines.append(f"{at:>6} {rec.spec.id[:44]:44} {rec.spec.target[:28]:28} {share:>13}  {note}")
-        from alerts.health import health_report
 
         health = health_report(e.payload for e in self.stream.events if e.kind == "rule.health")
         if health:

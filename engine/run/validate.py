@@ -38,7 +38,8 @@ from typing import Any
 
 from engine.apps.model import load_app
 from engine.run.orchestrator import EVAL_INTERVAL_S, Orchestrator
-from faults.schedule import Schedule, ScheduledFault, generate
+from faults.generator import generate
+from faults.schedule import Schedule, ScheduledFault
 from faults.spec import FaultSpec, load_catalog
 from scoring.counterfactual import Counterfactual, counterfactual_from_events, route_violations
 from scoring.score import FORMULA_V1, RunScore, score_events

@@ -268,7 +268,8 @@ async def _serve_stdio(server: Any) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve one marathon to an external agent (module docstring); returns the exit status."""
     from engine.run.session import RunSession
-    from faults.schedule import ScheduleError, generate, load_schedule
+    from faults.generator import generate
+    from faults.schedule import ScheduleError, load_schedule
     from faults.spec import CatalogError
 
     token = args.token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)

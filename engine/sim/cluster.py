@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from alerts.series import SeriesRegistry
 from engine.apps.model import AppModel, Probe, Service
 from engine.kubectl.quantity import parse_quantity
 from engine.sim.effects import Effect
@@ -53,7 +54,6 @@ from engine.sim.k8s import (
     timestamp,
     unix_time,
 )
-from engine.sim.series import SeriesRegistry
 
 NODE_GRACE_S = 40.0
 """kube-controller-manager --node-monitor-grace-period default."""

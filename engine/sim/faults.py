@@ -10,7 +10,7 @@ store pod restarted, a zone lost. It returns a :class:`~engine.substrate.FaultIn
 remembers what it changed (change ids, the revision before, original values) so that
 :func:`revert` (the orchestrator, at the end of the fault's lifetime) undoes it only where it
 is still in place -- if an operator already fixed it, nothing is shipped. The reference
-remedy, which works on any substrate, is :mod:`faults.remedy`.
+remedy, which works on any substrate, is :mod:`engine.sim.remedy`.
 
 Effects of code changes are conditioned on the defect's *marker line* being in the
 deployed source, so rolling back or shipping a patch that removes the line repairs the
@@ -28,9 +28,9 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, LogHint, SourceContains
+from engine.sim.remedy import head_flag_variant, set_flag, undo_edit
 from engine.substrate import ChangeRecord, FaultInstance, SubstrateError
 from faults.people import revert_author, revert_subject
-from faults.remedy import head_flag_variant, set_flag, undo_edit
 from faults.spec import EffectSpec, FaultSpec
 
 if TYPE_CHECKING:

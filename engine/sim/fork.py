@@ -29,7 +29,7 @@ def fork(sim: Simulator, *, drop_pending_builds: bool = False) -> Simulator:
         The copy; its series store starts empty (with the same series identities) and its
         container logs are empty.
     """
-    from engine.sim.series import SeriesStore
+    from alerts.series import SeriesStore
 
     memo: dict[int, Any] = {id(sim.app): sim.app, id(sim.store): None, id(sim.container_logs): {}}
     for repo in sim.repos.values():

@@ -25,7 +25,7 @@ from engine.sim.traffic import BUCKETS
 from engine.substrate import HealthWindow, ServiceWindow, SubstrateError
 
 if TYPE_CHECKING:
-    from engine.sim.series import SeriesRegistry
+    from alerts.series import SeriesRegistry
     from engine.sim.simulator import Simulator
 
 LE: tuple[float, ...] = (*BUCKETS, math.inf)

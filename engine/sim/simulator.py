@@ -31,6 +31,8 @@ import numpy as np
 import numpy.typing as npt
 
 from alerts.promql.functions import bucket_quantiles
+from alerts.series import SeriesRegistry, SeriesStore, exposition
+from engine.apps.builds import CONFIG_SUFFIXES, build_seconds
 from engine.apps.model import AppModel, Probe, Resources, Service, load_app, source_root
 from engine.kubectl.quantity import parse_quantity
 from engine.sim.calltree import compile_forest, pod_cpu_cores
@@ -40,8 +42,7 @@ from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
 from engine.sim.k8s import Pod, PodTemplate, timestamp
 from engine.sim.logs import ContainerLog, LogFormatter
-from engine.sim.series import SeriesRegistry, SeriesStore, exposition
-from engine.sim.source import SourceRepo, build_seconds
+from engine.sim.source import SourceRepo
 from engine.sim.traffic import (
     BUCKETS,
     IntArray,
@@ -74,8 +75,6 @@ WARM_TRAFFIC_S = 360.0
 """Seconds of traffic before run time 0, so 5-minute rate windows are full at t = 0."""
 ACCESS_LOG_EVERY_S = 30.0
 """One sampled access-log line per serving pod this often, seconds."""
-CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".conf", ".toml", ".properties", ".env", ".ini")
-"""Files that roll out as configuration (a ConfigMap), without a CI build."""
 ERROR_LOG_EVERY_S = 5.0
 """Error lines are drawn for the failures of each 5-second stretch (spread over it)."""
 ERROR_LOG_CAP = 3

@@ -16,28 +16,6 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_BUILD_S = {
-    "go": 45.0,
-    "rust": 90.0,
-    "cpp": 120.0,
-    "java": 150.0,
-    "kotlin": 150.0,
-    "csharp": 90.0,
-    "nodejs": 40.0,
-    "typescript": 75.0,
-    "python": 35.0,
-    "ruby": 40.0,
-    "php": 35.0,
-    "elixir": 80.0,
-}
-"""Modeled CI build-and-push time per language, seconds (compile + image push on a small
-CI runner; order of magnitude from typical GitHub Actions builds of these demos)."""
-
-
-def build_seconds(language: str) -> float:
-    """Modeled build time of a service's image, seconds (30 s for config-only images)."""
-    return _BUILD_S.get(language, 30.0)
-
 
 @dataclass(frozen=True)
 class Commit:

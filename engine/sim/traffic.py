@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from alerts.series import SeriesRegistry
 from engine.apps.model import AppModel
 from engine.sim.calltree import CallForest
-from engine.sim.series import SeriesRegistry
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

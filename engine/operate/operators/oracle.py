@@ -11,14 +11,14 @@ Every invocation, for each live fault whose symptom probe is failing:
    already used for another fault's incident may be used again, since under overlap one
    alert can be evidence of two faults;
 2. **localize**: it files the exact root cause (target, category, responsible artifact);
-3. **repair**: it performs the reference remedy (:func:`faults.remedy.remedy_steps`) through
+3. **repair**: it performs the reference remedy (:func:`engine.sim.remedy.remedy_steps`) through
    the tools and the policy layer -- a restart as a rolling restart, as an SRE does it: one
    ready pod at a time, the next once every other pod of the service is ready again (pods
    that are not ready anyway, such as those stranded on a lost node, at once); if the probe
    is still failing once the remedy's time to take effect
-   (:func:`faults.qualify.remedy_grace_seconds`) has passed, it applies the remedy again,
+   (:func:`faults.timing.remedy_grace_seconds`) has passed, it applies the remedy again,
    computed from the state then. Once the rollback of a code change has rolled out, it also
-   reverts the commit on the repository head (:func:`faults.remedy.revert_commit_step`), so
+   reverts the commit on the repository head (:func:`engine.sim.remedy.revert_commit_step`), so
    that the next build from the head does not deploy the defect again (shipped earlier, the
    revert's rollout would supersede the rollback's halfway and keep a defective pod serving);
 4. **declare**: it resolves the incident only once the repair is durable -- the probe has
@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from faults.qualify import remedy_grace_seconds
-from faults.remedy import defect_deployed, remedy_steps, revert_commit_step
+from engine.sim.remedy import defect_deployed, remedy_steps, revert_commit_step
+from faults.timing import remedy_grace_seconds
 from scoring.attribution import FaultWindow, candidates
 from scoring.gates import SOAK_S
 

@@ -29,10 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.apps.model import AppModel
-from engine.sim.source import build_seconds
 from engine.substrate import ProbeResult, Substrate
 from faults.spec import FaultSpec, ProbeSpec
+from faults.timing import onset_seconds, remedy_grace_seconds
 
 QUALIFYING_PACK = "paper"
 """The rule pack a fault must be visible through (:func:`alerts.rules.load_pack`); an alert
@@ -43,7 +42,6 @@ NOOP_WINDOW_S = 240.0
 HOLD_S = 180.0
 ALERT_WINDOW_S = 720.0
 """How long after its onset a fault may take to fire an attributable alert."""
-MARGIN_S = 45.0
 
 
 @dataclass
@@ -56,53 +54,6 @@ class TrialResult:
     reason: str
     samples: list[tuple[float, ProbeResult]] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
-
-
-def rollout_seconds(app: AppModel, service: str) -> float:
-    """Time for one new pod of ``service`` to become ready: pull, start-up, readiness delay."""
-    svc = app.service(service)
-    probe = svc.readiness_probe
-    ready = max(svc.startup_s * 1.25, probe.initial_delay_s + probe.period_s if probe else 0.0)
-    return 20.0 + ready
-
-
-def onset_seconds(app: AppModel, spec: FaultSpec) -> float:
-    """Seconds from injection until the fault bites (build + first pod of the rollout)."""
-    if spec.mechanism == "code-change":
-        return build_seconds(app.service(spec.target).language) + rollout_seconds(app, spec.target) + MARGIN_S
-    if spec.mechanism in ("config-patch", "resource-limit", "image", "readiness-probe"):
-        return rollout_seconds(app, spec.target) + MARGIN_S
-    return MARGIN_S
-
-
-DETECT_S = 150.0
-"""Allowance for detection in :func:`work_seconds`: an attributable alert turns pending within
-about a minute of the onset, and the operator sees it at its next invocation (every 60 s)."""
-
-
-def work_seconds(app: AppModel, spec: FaultSpec) -> float:
-    """Seconds from injection until a correct operator can have earned the fault's repair credit:
-    the onset, detection (:data:`DETECT_S`), the remedy's build (a patch) and one rollout of the
-    remedied service, and the outcome soak (:data:`scoring.gates.SOAK_S`, 180 s).
-
-    An upper bound calibrated by the real-path qualification (``tests/test_qualification.py``
-    asserts every catalog fault's measured oracle credit comes no later); schedules give every
-    fault at least this lifetime, so a perfect operator can earn every stage of every fault.
-    """
-    service = spec.remedy.service or spec.target
-    build = build_seconds(app.service(service).language) if spec.remedy.action == "revert-patch" else 0.0
-    return onset_seconds(app, spec) + DETECT_S + build + rollout_seconds(app, service) + 180.0
-
-
-def remedy_grace_seconds(app: AppModel, spec: FaultSpec) -> float:
-    """Seconds a correct remedy needs to take effect (rebuild, roll out both replicas)."""
-    service = spec.remedy.service or spec.target
-    roll = 2 * rollout_seconds(app, service) + MARGIN_S
-    if spec.remedy.action == "revert-patch":
-        return build_seconds(app.service(service).language) + roll
-    if spec.remedy.action == "set-flag":
-        return 2 * MARGIN_S
-    return roll
 
 
 def _sample(sim: Substrate, probe: ProbeSpec, until: float, out: list[tuple[float, ProbeResult]],
