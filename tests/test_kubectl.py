@@ -1,4 +1,4 @@
-"""Conformance of the kubectl formatter (``engine/kubectl.py``) with kubectl itself.
+"""Conformance of the kubectl formatter (``engine/kubectl/``) with kubectl itself.
 
 Two layers:
 

@@ -1486,7 +1486,7 @@ def dump_skeleton(skeleton: Mapping[str, Any]) -> str:
     with_env = sum(1 for s in services for d in s.get("dependencies", []) if d.get("env"))
     sources = list(skeleton.get("provenance", []))
     lines = [
-        "# App-model skeleton written by `marathon app import` (engine/importer.py) from:",
+        "# App-model skeleton written by `marathon app import` (engine/apps/importer.py) from:",
         *[f"#   {source}" for source in sources],
         f"# {len(services)} workloads, {deps} dependencies ({with_env} named by an env var), "
         f"{len(_as_list(notes.get('dangling')))} dangling reference(s), "

@@ -2,7 +2,7 @@
 
 An :class:`LLMAgent` is an :class:`~engine.operate.invocation.Operator`. Each invocation it
 
-1. copies its system prompt (a file in ``engine/agents/prompts/``) into the run's
+1. copies its system prompt (a file in ``engine/operate/agents/prompts/``) into the run's
    ``prompts/`` directory the first time, so the bundle holds the exact prompt used;
 2. renders the invocation for the model: run time, the new alerts, the alerts pending or
    firing, its own incidents, and the tail of its notes file in the workspace;

@@ -2,7 +2,7 @@
 
 Each invocation, before the model is called, the new (else the pending/firing) alerts'
 names, labels and summaries form a query; the best passages (:data:`AUTO_K`) from the
-runbooks (``engine/agents/runbooks/*.md``) and from the incident records in the agent's
+runbooks (``engine/operate/agents/runbooks/*.md``) and from the incident records in the agent's
 workspace (``incidents/*.md``) are added to the context. The model can also search with
 ``search_knowledge``. Retrieval is BM25 (:mod:`engine.operate.agents.retrieval`).
 

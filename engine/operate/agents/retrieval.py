@@ -1,6 +1,6 @@
 """BM25 retrieval over runbooks and past incidents (for the ``rag`` agent).
 
-Passages are markdown sections: each runbook in ``engine/agents/runbooks/`` is split at its
+Passages are markdown sections: each runbook in ``engine/operate/agents/runbooks/`` is split at its
 ``## `` headings (the passage title is "runbook title / section"), and each past-incident
 record the agent wrote into its workspace (``incidents/*.md``) is one passage. Ranking is
 Okapi BM25 (Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25 and
