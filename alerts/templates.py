@@ -219,14 +219,14 @@ def go_printf(fmt: str, *args: Any) -> str:
 
 
 def _match(pattern: str, text: str) -> bool:
-    from alerts.promql.engine import go_regex
+    from alerts.promql.regex import go_regex
 
     return re.search(go_regex(pattern), text) is not None
 
 
 def _re_replace_all(pattern: str, repl: str, text: str) -> str:
-    from alerts.promql.engine import go_regex
     from alerts.promql.functions import _expand
+    from alerts.promql.regex import go_regex
 
     rx = re.compile(go_regex(pattern))
     return rx.sub(lambda m: _expand(repl, m), text)

@@ -23,6 +23,7 @@ import numpy as np
 import promql_parser as pp
 
 from alerts.promql.labels import METRIC_NAME, LabelTable, has_duplicates
+from alerts.promql.regex import go_regex
 from alerts.promql.storage import FloatArray, IntArray
 from alerts.promql.values import Matrix, QueryError, UnsupportedError, Value, Vector
 
@@ -459,8 +460,6 @@ def _expand(template: str, match: re.Match[str]) -> str:
 def _label_replace(a: CallArgs) -> Vector:
     v = a.vector(0)
     dst, repl, src, regex = a.string(1), a.string(2), a.string(3), a.string(4)
-    from alerts.promql.engine import go_regex
-
     try:
         rx = re.compile(f"(?:{go_regex(regex)})")
     except (re.error, UnsupportedError):

@@ -15,6 +15,11 @@ call). It has no path to the orchestrator, the fault schedule or the ground-trut
   ``one-per-fault``: validation references, never ranked) receives :attr:`Invocation.truth`,
   the run's fault records and cluster. ``tests/test_operator_view.py`` walks every object
   reachable from an invocation and checks nothing else leads to ground truth.
+
+This is a structural door, not a sandbox: Python code running in the engine's process can
+always find any object it wants (``gc.get_objects()``, ``sys._current_frames()``). The view
+keeps honest operators honest and makes a ground-truth read visible in the code; an
+operator that must be isolated runs out of process, through ``marathon serve``.
 """
 
 from __future__ import annotations
