@@ -179,7 +179,7 @@ def test_an_operator_records_only_its_own_event_kinds(schedule: Schedule) -> Non
     assert not [e for e in run.stream.events if e.kind == "fault.inject" and e.payload.get("fault") == "x"]
 
 
-def test_an_operator_error_surfaces_on_the_run_thread(schedule: Schedule) -> None:
+def test_an_operator_error_ends_its_invocation_not_the_run(schedule: Schedule) -> None:
     @dataclass
     class Broken:
         name: str = "broken"
@@ -189,5 +189,97 @@ def test_an_operator_error_surfaces_on_the_run_thread(schedule: Schedule) -> Non
             raise RuntimeError("the operator's own defect")
 
     run = Orchestrator(schedule, operator=Broken())
-    with pytest.raises(RuntimeError, match="own defect"):
-        run.advance_to(120.0)
+    run.advance_to(200.0)
+    ends = [e.payload for e in run.stream.events if e.kind == "agent.end"]
+    assert len(ends) == 3 and all("RuntimeError: the operator's own defect" in e["reason"] for e in ends)
+    assert run.now == pytest.approx(200.0)
+
+    @dataclass
+    class Quits:
+        name: str = "quits"
+
+        def invoke(self, inv: Invocation) -> None:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Orchestrator(schedule, operator=Quits()).advance_to(120.0)
+
+
+def test_ground_truth_is_decided_once_for_the_label_and_the_handle(schedule: Schedule) -> None:
+    """An operator that turns its flag on after run.start gets no truth (and so no unlabelled oracle run)."""
+
+    class Sneaky:
+        name = "totally-honest-agent"
+
+        def __init__(self) -> None:
+            self.ground_truth = False
+            self.saw: list[object] = []
+
+        def invoke(self, inv: Invocation) -> None:
+            self.ground_truth = True
+            self.saw.append(inv.truth)
+
+    op = Sneaky()
+    run = Orchestrator(schedule, operator=op)
+    run.advance_to(300.0)
+    assert run.stream.events[0].payload["oracle"] is False
+    assert op.saw and all(t is None for t in op.saw)
+
+
+@pytest.mark.parametrize(("kind", "payload", "why"), [
+    ("llm.call", {"tokens": -10**9}, "tokens must be a number from 0"),
+    ("llm.call", {"cost_usd": -1000.0}, "cost_usd must be a number from 0"),
+    ("llm.call", {"cost_usd": float("nan")}, "finite numbers"),
+    ("llm.call", {"tokens": "lots"}, "payload.tokens"),
+    ("llm.call", {"model": "x" * 100_000}, "at most 65,536"),
+    ("llm.call", {"operator": "oracle"}, "operator must be"),
+    ("agent.end", {"invocation": 99}, "invocation must be"),
+])
+def test_recorded_events_are_checked_like_reported_usage(schedule: Schedule, kind: str, payload: dict[str, Any],
+                                                         why: str) -> None:
+    errors: list[str] = []
+    base = {"llm.call": {"model": "m", "prompt_tokens": 1, "completion_tokens": 1, "tokens": 2, "latency_s": 0.5,
+                         "cost_usd": 0.01, "operator": "forger", "invocation": 1},
+            "agent.end": {"invocation": 1, "operator": "forger", "reason": "done"}}[kind]
+
+    @dataclass
+    class Forger:
+        name: str = "forger"
+
+        def invoke(self, inv: Invocation) -> None:
+            if inv.number != 1:
+                return
+            inv.record(kind, dict(base))  # the well-formed one is accepted
+            try:
+                inv.record(kind, {**base, **payload})
+            except ValueError as exc:
+                errors.append(str(exc))
+
+    run = Orchestrator(schedule, operator=Forger())
+    run.advance_to(70.0)
+    assert len(errors) == 1 and why in errors[0], errors
+    assert len([e for e in run.stream.events if e.kind == kind]) == 1
+
+
+def test_a_kept_invocation_is_closed(schedule: Schedule) -> None:
+    kept: list[Invocation] = []
+    refused: list[str] = []
+
+    @dataclass
+    class Keeper:
+        name: str = "keeper"
+
+        def invoke(self, inv: Invocation) -> None:
+            if kept:
+                try:
+                    kept[0].call("get_time")
+                except RuntimeError as exc:
+                    refused.append(str(exc))
+            else:
+                kept.append(inv)
+
+    run = Orchestrator(schedule, operator=Keeper())
+    run.advance_to(200.0)
+    assert refused and all("invocation 1 is over" in r for r in refused)
+    with pytest.raises(RuntimeError, match="is over"):
+        kept[0].call("get_time")  # from another thread, after the invocation: refused, not a hang

@@ -25,6 +25,7 @@ operator that must be isolated runs out of process, through ``marathon serve``.
 from __future__ import annotations
 
 import copy
+import json
 import queue
 import threading
 from collections.abc import Callable, Mapping
@@ -34,6 +35,8 @@ from typing import Any, Protocol
 
 from alerts.history import AlertInstance
 from engine.apps.model import AppModel
+from engine.bundle.events import check_payload_types
+from engine.operate.toolargs import printable
 from engine.operate.tools import ToolResult
 from engine.operate.workspace import Workspace
 from engine.substrate import Substrate
@@ -42,6 +45,18 @@ OPERATOR_EVENT_KINDS = ("llm.call", "agent.end")
 """Event kinds an operator may record itself (:meth:`Invocation.record`): model calls and the
 end of an invocation with its reason and spend. Everything else an operator does is recorded
 by the tool layer."""
+MAX_RECORD_BYTES = 64 * 1024
+"""Largest payload an operator may record, as compact JSON (bytes): a model call's usage and
+an invocation's end reason fit many times over."""
+MAX_USAGE_TOKENS = 10_000_000
+"""Most prompt (or completion) tokens one reported model call may claim: ten times today's
+largest context windows, so a sum over a run stays an honest integer."""
+MAX_USAGE_COST_USD = 1_000.0
+"""Most US dollars one reported model call may cost (so sums stay finite)."""
+MAX_USAGE_LATENCY_S = 3_600.0
+"""Longest latency one reported model call may claim, seconds."""
+_USAGE_LIMITS = {"prompt_tokens": MAX_USAGE_TOKENS, "completion_tokens": MAX_USAGE_TOKENS,
+                 "tokens": 2 * MAX_USAGE_TOKENS, "cost_usd": MAX_USAGE_COST_USD, "latency_s": MAX_USAGE_LATENCY_S}
 
 
 class Operator(Protocol):
@@ -98,6 +113,10 @@ class RunState:
 _DONE = ("done",)
 
 
+class InvocationOver(RuntimeError):
+    """A request on an invocation that has ended."""
+
+
 class OperatorChannel:
     """A rendezvous between the operator's thread and the run's thread (module docstring).
 
@@ -106,25 +125,35 @@ class OperatorChannel:
     ``("record", kind, payload)``, ``("state",)``, ``("incidents",)``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, number: int = 0) -> None:
+        self.number = number
         self._requests: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
         self._replies: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
 
     def ask(self, request: tuple[Any, ...]) -> Any:
-        """Send one request and wait for its answer (operator side).
+        """Send one request and wait for its answer (operator side). Requests from several
+        threads are answered one at a time, each its own answer.
 
         Raises:
+            InvocationOver: the invocation has ended (a kept ``Invocation`` is not a way back in).
             whatever the run side raised answering it.
         """
-        self._requests.put(request)
-        ok, value = self._replies.get()
+        with self._lock:
+            if self._closed:
+                raise InvocationOver(f"invocation {self.number} is over: its calls are refused")
+            self._requests.put(request)
+            ok, value = self._replies.get()
         if not ok:
             raise value
         return value
 
     def finish(self, error: BaseException | None) -> None:
-        """The operator's invocation returned (or raised ``error``)."""
-        self._requests.put((*_DONE, error))
+        """The operator's invocation returned (or raised ``error``): no request is accepted after it."""
+        with self._lock:
+            self._closed = True
+            self._requests.put((*_DONE, error))
 
     def serve(self, answer: Callable[[tuple[Any, ...]], Any]) -> BaseException | None:
         """Answer requests with ``answer`` until the operator finishes (run side); the error
@@ -211,6 +240,41 @@ class Invocation:
         return book
 
 
+def check_record(kind: str, payload: Any, *, operator: str, invocation: int) -> None:
+    """Check an event an operator records itself (:meth:`Invocation.record`), as the tool
+    server checks reported usage.
+
+    Raises:
+        ValueError: another kind than :data:`OPERATOR_EVENT_KINDS`; a payload that is no JSON
+            object of finite numbers, over :data:`MAX_RECORD_BYTES`, mistyped
+            (:func:`engine.bundle.events.check_payload_types`), with usage out of bounds
+            (negative, or over the ``MAX_USAGE_*`` limits), or naming another operator or
+            invocation.
+    """
+    if kind not in OPERATOR_EVENT_KINDS:
+        raise ValueError(f"an operator may record only {', '.join(OPERATOR_EVENT_KINDS)} events, not {kind!r}")
+    if not isinstance(payload, dict):
+        raise ValueError(f"a {kind} payload must be an object, not {type(payload).__name__}")
+    try:
+        size = len(json.dumps(payload, allow_nan=False, separators=(",", ":")).encode())
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a {kind} payload must be JSON with finite numbers: {exc}") from None
+    if size > MAX_RECORD_BYTES:
+        raise ValueError(f"a {kind} payload is {size:,} bytes; at most {MAX_RECORD_BYTES:,}")
+    problems = check_payload_types(kind, payload)
+    if problems:
+        raise ValueError(f"{kind}: " + "; ".join(problems))
+    if payload.get("operator", operator) != operator:
+        raise ValueError(f"{kind}: operator must be {operator!r}, not {payload.get('operator')!r}")
+    if payload.get("invocation", invocation) != invocation:
+        raise ValueError(f"{kind}: invocation must be {invocation}, not {payload.get('invocation')!r}")
+    if kind == "llm.call":
+        for key, limit in _USAGE_LIMITS.items():
+            value = payload.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= limit:
+                raise ValueError(f"llm.call: {key} must be a number from 0 to {limit:g}, not {value!r}")
+
+
 class RunSide(Protocol):
     """What :func:`run_invocation` needs from the run to answer an operator's requests."""
 
@@ -226,8 +290,12 @@ class RunSide(Protocol):
 def run_invocation(operator: Operator, inv: Invocation, run: RunSide) -> None:
     """Invoke ``operator`` on its own thread and answer its requests on this one until it returns.
 
+    An ``Exception`` the operator raises ends its invocation, recorded as ``agent.end`` with
+    reason ``internal error: ...``; the run goes on (a defect in an operator must not cost a
+    marathon). Afterwards the invocation is closed: a kept reference raises :class:`InvocationOver`.
+
     Raises:
-        whatever the operator's ``invoke`` raised (re-raised here, on the run's thread).
+        KeyboardInterrupt, SystemExit: raised by the operator (re-raised here, on the run's thread).
     """
 
     def answer(request: tuple[Any, ...]) -> Any:
@@ -236,9 +304,7 @@ def run_invocation(operator: Operator, inv: Invocation, run: RunSide) -> None:
             return run.call_tool(request[1], request[2], request[3])
         if what == "record":
             kind, payload = request[1], request[2]
-            if kind not in OPERATOR_EVENT_KINDS:
-                raise ValueError(f"an operator may record only {', '.join(OPERATOR_EVENT_KINDS)} events, "
-                                 f"not {kind!r}")
+            check_record(kind, payload, operator=inv.operator, invocation=inv.number)
             run.record(kind, copy.deepcopy(payload))
             return None
         if what == "state":
@@ -261,5 +327,9 @@ def run_invocation(operator: Operator, inv: Invocation, run: RunSide) -> None:
     thread.start()
     error = inv.channel.serve(answer)
     thread.join()
-    if error is not None:
-        raise error
+    if isinstance(error, Exception):
+        # A defect in an operator must not take the run down: the invocation ends with it recorded.
+        run.record("agent.end", {"invocation": inv.number, "operator": inv.operator,
+                                 "reason": f"internal error: {type(error).__name__}: {printable(str(error))[:300]}"})
+    elif error is not None:
+        raise error  # KeyboardInterrupt, SystemExit: the user stops the run

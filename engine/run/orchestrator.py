@@ -191,6 +191,9 @@ class Orchestrator:
         self.schedule = schedule
         self.seed = schedule.seed if seed is None else seed
         self.operator: Operator = operator or NoopOperator()
+        self.ground_truth = bool(getattr(self.operator, "ground_truth", False))
+        """Whether the operator receives ground truth (:attr:`Invocation.truth`): read once, here,
+        so the run that hands it out is the run ``run.start`` marks ``"oracle": true``."""
         self.clock = clock
         self.speed = speed
         self.lock = threading.RLock()
@@ -286,7 +289,7 @@ class Orchestrator:
             "eval_interval_s": EVAL_INTERVAL_S,
             "cadence_s": self.cadence_s,
             "schedule_sha256": schedule_digest(self.schedule_text),
-            "oracle": bool(getattr(self.operator, "ground_truth", False)),
+            "oracle": self.ground_truth,
             "rule_pack": self.rule_pack if self.alert_source is not None else None,
             "edges": [list(e) for e in self.sim.app.edges()],
             "engine": self.engine_info,
@@ -584,10 +587,10 @@ class Orchestrator:
                                    "alerts": len(alerts), "new_alerts": len(new)})
         self.tools.invocation = self._invocations
         self.tools.policy.new_invocation()
-        truth = GroundTruthHandle(self.faults, self.sim) if getattr(self.operator, "ground_truth", False) else None
+        truth = GroundTruthHandle(self.faults, self.sim) if self.ground_truth else None
         run_dir = self.recorder.dir if self.recorder is not None else None
         inv = Invocation(self._invocations, self.now, alerts, new, self.workspace, self.sim.app, self.cadence_s,
-                         run_dir, self.operator.name, OperatorChannel(), truth)
+                         run_dir, self.operator.name, OperatorChannel(self._invocations), truth)
         self._in_invocation = True
         try:
             run_invocation(self.operator, inv, _OperatorAnswers(self))

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.operate.invocation import MAX_USAGE_COST_USD, MAX_USAGE_LATENCY_S, MAX_USAGE_TOKENS
 from engine.operate.toolargs import printable
 
 if TYPE_CHECKING:
@@ -34,13 +35,6 @@ if TYPE_CHECKING:
 DEFAULT_INVOCATION_TIMEOUT_S = 300.0
 """Wall seconds an external agent has to finish one invocation before the engine ends it."""
 MAX_POLL_S = 300.0
-MAX_USAGE_TOKENS = 10_000_000
-"""Most prompt (or completion) tokens one reported model call may claim: ten times today's
-largest context windows, so a sum over a run stays an honest integer."""
-MAX_USAGE_COST_USD = 1_000.0
-"""Most US dollars one reported model call may cost (so sums stay finite)."""
-MAX_USAGE_LATENCY_S = 3_600.0
-"""Longest latency one reported model call may claim, seconds."""
 
 
 class HubError(Exception):
