@@ -53,6 +53,8 @@ EVAL_INTERVAL_S = 15.0
 interval."""
 CADENCE_S = 60.0
 """Operator invocation cadence (DESIGN section 7)."""
+FLUSH_EVERY_S = 1.0
+"""While the loop waits for the wall clock, the recorder is flushed at most this often (wall seconds)."""
 TAIL_S = 60.0
 """Run time after the schedule's end, so the last reverts show up in alerts and probes."""
 
@@ -116,6 +118,11 @@ class _OperatorAnswers:
 
     def incidents(self) -> dict[str, dict[str, object]]:
         return self.run.tools.incidents.incidents
+
+
+def run_name(schedule: Schedule, seed: int, operator: str) -> str:
+    """``<app>-<regime>-seed<seed>-<operator>``: a run's id and default directory name."""
+    return f"{schedule.app}-{schedule.regime}-seed{seed}-{operator}"
 
 
 def fault_services(sim: Substrate, spec: FaultSpec) -> list[str]:
@@ -234,7 +241,7 @@ class Orchestrator:
                 for path in pack_files(rules):
                     self.recorder.write_file(f"{RULES_DIR}/{path.name}", path.read_text(encoding="utf-8"))
             self.stream.subscribe(self.recorder)
-        self.run_id = f"{schedule.app}-{schedule.regime}-seed{self.seed}-{self.operator.name}"
+        self.run_id = run_name(schedule, self.seed, self.operator.name)
         self.end_t = float(schedule.duration_s) + TAIL_S
         self.faults: dict[str, FaultRecord] = {}
         self._actions = schedule.events()
@@ -313,14 +320,15 @@ class Orchestrator:
         paced against the wall clock (:func:`engine.run.clock.drive`), and close the recorder."""
         self.start()
         drive(self, Pace(self.speed if self.clock == "wall" else None), slice_s=EVAL_INTERVAL_S,
-              idle=self._flush_recorder)
+              idle=self.flush_recorder)
         self.close()
 
-    def _flush_recorder(self) -> None:
-        """While the loop waits for the wall clock: flush the recorder (at most once a wall
-        second), so nothing recorded waits in a buffer while we sleep."""
+    def flush_recorder(self) -> None:
+        """While the loop waits for the wall clock: flush the recorder (at most once every
+        :data:`FLUSH_EVERY_S` wall seconds), so nothing recorded waits in a buffer while we
+        sleep and a follower (``marathon watch --follow``) sees events promptly."""
         wall = time.monotonic()
-        if self.recorder is not None and wall - self._last_flush >= 1.0:
+        if self.recorder is not None and wall - self._last_flush >= FLUSH_EVERY_S:
             self._last_flush = wall
             self.recorder.flush()
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +22,11 @@ from engine.bundle.events import Event
 from engine.operate.invocation import Operator
 from engine.operate.tools import ToolResult
 from engine.run.clock import MAX_SLICE_S, Pace, drive
-from engine.run.orchestrator import AlertSource, Orchestrator
+from engine.run.orchestrator import AlertSource, Orchestrator, run_name
 from faults.schedule import Schedule
 
 RUNS_DIR = "runs"
 """Where runs are recorded by default (relative to the working directory)."""
-FLUSH_EVERY_S = 1.0
-"""While the loop waits for the wall clock, the recorder is flushed at most this often (wall
-seconds), so a follower (``marathon watch --follow``) sees events promptly."""
 
 
 def fresh_run_dir(name: str, root: str | Path = RUNS_DIR) -> Path:
@@ -41,11 +37,6 @@ def fresh_run_dir(name: str, root: str | Path = RUNS_DIR) -> Path:
         n += 1
         candidate = base.with_name(f"{name}-{n}")
     return candidate
-
-
-def run_name(schedule: Schedule, seed: int, operator: str) -> str:
-    """``<app>-<regime>-seed<seed>-<operator>``: a run's id and default directory name."""
-    return f"{schedule.app}-{schedule.regime}-seed{seed}-{operator}"
 
 
 @dataclass
@@ -93,7 +84,6 @@ class RunSession:
         self._stop = threading.Event()
         self._closed: SealOutcome | None = None
         self._close_lock = threading.Lock()
-        self._last_flush = 0.0
 
     def subscribe(self, fn: Callable[[Event], None], *, past: bool = False) -> None:
         """Call ``fn`` with every event from now on (a UI's feed), in emission order; with
@@ -140,11 +130,6 @@ class RunSession:
         """Ask :meth:`drive` to return after its current slice."""
         self._stop.set()
 
-    @property
-    def stopping(self) -> bool:
-        """True once :meth:`stop` was called."""
-        return self._stop.is_set()
-
     # ------------------------------------------------------------------ running
 
     def start(self) -> None:
@@ -187,13 +172,9 @@ class RunSession:
             and self.run.finished
 
     def _flush(self) -> None:
-        """Flush the recorder while waiting (at most once a second), so a follower sees events promptly."""
-        rec = self.run.recorder
-        now = time.monotonic()
-        if rec is not None and now - self._last_flush >= FLUSH_EVERY_S:
-            self._last_flush = now
-            with self.run.lock:
-                rec.flush()
+        """Flush the recorder while waiting (:meth:`Orchestrator.flush_recorder`), serialised with tool calls."""
+        with self.run.lock:
+            self.run.flush_recorder()
 
     def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Call an operator tool through the policy layer, serialised with the run loop.
