@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.inputs.safeyaml import YamlInputError, read_yaml
 from engine.kubectl.quantity import parse_quantity
@@ -219,12 +219,29 @@ class ClusterSpec(_Strict):
 
 
 class LoadSpec(_Strict):
-    """The load generator: a base request rate with a slow diurnal-style swing."""
+    """The load generator: a closed-loop pool of virtual users with think time, sized to a
+    healthy request rate, with a slow diurnal-style swing (see :mod:`engine.sim.traffic`).
+
+    ``think_time_s`` defaults to Locust's ``wait_time = between(1, 10)``, the setting of the
+    Online Boutique and OpenTelemetry demo locustfiles. ``request_timeout_s`` is how long a
+    user waits for an answer: Locust's ``HttpUser`` (python-requests) sets no timeout, so the
+    bound is an assumption, 60 s (the default ``network_timeout`` of Locust's ``FastHttpUser``).
+    """
 
     generator: str = Field(description="name of the load-generator workload")
-    base_rps: float = Field(gt=0, description="mean entry requests per second")
+    base_rps: float = Field(gt=0, description="entry requests per second of the healthy app (sizes the user pool)")
     swing: float = Field(default=0.15, ge=0, lt=1, description="relative amplitude of the slow sine swing")
     period_s: float = Field(default=3600.0, gt=0, description="period of the swing, seconds")
+    think_time_s: tuple[float, float] = Field(default=(1.0, 10.0), strict=False,
+                                              description="a user's wait between requests, uniform (min, max) s")
+    request_timeout_s: float = Field(default=60.0, gt=0, description="a user's timeout for one request, seconds")
+
+    @model_validator(mode="after")
+    def _think_order(self) -> LoadSpec:
+        lo, hi = self.think_time_s
+        if not 0 <= lo <= hi:
+            raise ValueError(f"think_time_s must be (min, max) with 0 <= min <= max, got {self.think_time_s}")
+        return self
 
 
 class EntryRef(_Strict):

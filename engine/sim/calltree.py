@@ -46,7 +46,8 @@ class CallForest:
         blocking: the parent waits for this call (not async).
         depth: 0 at the root.
         levels: node indices per depth, deepest level first.
-        timeout_s: the caller's deadline for this call, seconds (inf when none).
+        timeout_s: the caller's deadline for this call, seconds (inf when none); at a route
+            root, the load generator's request timeout (``load.request_timeout_s``).
     """
 
     services: list[str]
@@ -93,7 +94,7 @@ def compile_forest(app: AppModel) -> CallForest:
     timeout: list[float] = []
     for r, rt in enumerate(app.routes):
         # (service, operation, parent node, times, weight, required, blocking, depth, timeout)
-        stack = [(rt.entry.service, rt.entry.operation, -1, 1.0, 1.0, True, True, 0, 30.0)]
+        stack = [(rt.entry.service, rt.entry.operation, -1, 1.0, 1.0, True, True, 0, app.load.request_timeout_s)]
         while stack:
             s_name, o_name, par, t, w, req, blk, d, to = stack.pop()
             node = len(svc)

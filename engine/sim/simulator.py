@@ -50,6 +50,9 @@ from engine.sim.traffic import (
     ProbeOutcome,
     RequestClass,
     TrafficModel,
+    cancel_code,
+    histogram_top_s,
+    queue_limit,
     route_quantile,
 )
 from engine.substrate import (
@@ -146,7 +149,7 @@ class _PodEffects:
 
 _POD_COLUMNS = ("names", "slot", "svc", "weight", "serving_since", "up", "hung", "running", "cpu_cap", "cpu_extra",
                 "mem_limit", "mem_idle", "mem_extra", "leak_bps", "started", "http", "hist", "sum", "count", "cpu",
-                "mem")
+                "mem", "has_limit", "queue_max", "cfs")
 """The pod-level columns of a :class:`PodTable` being built (one list per column)."""
 
 
@@ -199,6 +202,9 @@ def _assemble_pod_table(cols: dict[str, list[Any]], slots: _SlotColumns) -> PodT
         count_sid=np.asarray(cols["count"], dtype=i64),
         cpu_sid=np.asarray(cols["cpu"], dtype=i64),
         mem_sid=np.asarray(cols["mem"], dtype=i64),
+        has_limit=np.asarray(cols["has_limit"], dtype=bool),
+        queue_max=np.asarray(cols["queue_max"], dtype=f64),
+        cfs_sid=np.asarray(cols["cfs"], dtype=i64).reshape(len(cols["names"]), 2),
         k_pod=_cat(slots.k_pod, i64),
         k_op=_cat([b.op for b in blocks], i64),
         k_err=_cat([b.err for b in blocks], f64),
@@ -343,7 +349,7 @@ class Simulator(Substrate):
         self._op_blocks: dict[str, _OpBlock] = {}
         self._hist_ids: dict[str, list[int]] = {}
         self._dep_cache: dict[tuple[int, str, str], tuple[PodTemplate, bool, str, str]] = {}
-        self._limit_cache: dict[tuple[str, str], tuple[float, float | None]] = {}
+        self._limit_cache: dict[tuple[str, str], tuple[float, float | None, bool]] = {}
         self._series_sig: dict[str, tuple[bool, float]] = {}
         self._sid_cache: dict[str, dict[int, list[int]]] = {}
         self._entry_services = {r.entry.service for r in self.app.routes}
@@ -632,7 +638,7 @@ class Simulator(Substrate):
             self._sync_container_series(pod, svc, ops, http, running, started)
             n_ready = ready_count.get(pod.service, 0)
             node = nodes[pod.node or ""]
-            cpu_cap, mem_limit = self._limits(pod)
+            cpu_cap, mem_limit, has_limit = self._limits(pod)
             for key, value in (
                 ("names", pod.name), ("slot", pod.slot), ("svc", self.traffic.svc_index[pod.service]),
                 ("weight", 1.0 / n_ready if pod.ready and not pod.terminating and n_ready else 0.0),
@@ -641,6 +647,7 @@ class Simulator(Substrate):
                 ("cpu_extra", effects.cpu_extra), ("mem_limit", mem_limit or node.memory),
                 ("mem_idle", self._mem_idle[pod.service]), ("mem_extra", effects.mem_extra),
                 ("leak_bps", effects.leak_bps), ("started", started), ("http", http and running),
+                ("has_limit", has_limit), ("queue_max", queue_limit(svc.language, svc.protocol)),
             ):
                 cols[key].append(value)
             self._append_series_ids(cols, pod, http)
@@ -668,7 +675,8 @@ class Simulator(Substrate):
         if http and "hist:0" in s:
             hist_ids = self._hist_ids.get(pod.name)
             if hist_ids is None or hist_ids[0] != s["hist:0"]:
-                hist_ids = [s[f"hist:{b}"] for b in range(len(BUCKETS) + 1)]
+                # Bounds above the runtime's top bucket are not exposed: they write to the sink.
+                hist_ids = [s.get(f"hist:{b}", sink) for b in range(len(BUCKETS) + 1)]
                 self._hist_ids[pod.name] = hist_ids
             cols["hist"].append(hist_ids)
             cols["sum"].append(s["hist:sum"])
@@ -679,6 +687,7 @@ class Simulator(Substrate):
             cols["count"].append(sink)
         cols["cpu"].append(s.get("cpu", sink))
         cols["mem"].append(s.get("mem", sink))
+        cols["cfs"].append([s.get("cfs:periods", sink), s.get("cfs:throttled", sink)])
 
     def _op_block(self, pod: Pod, ops: list[int], effects: _PodEffects, http: bool, running: bool) -> _OpBlock:
         """``pod``'s rows of the per-(pod, operation) table, cached while its inputs hold."""
@@ -688,7 +697,8 @@ class Simulator(Substrate):
         if block is not None and block.key == block_key:
             return block
         if http and "hist:0" in s:
-            sid_rows = [[s[f"req:{op}:{c}"] for c in ("200", "500", "503")] for op in ops]
+            codes = ("200", "500", cancel_code(self._svc_model[pod.service].protocol))
+            sid_rows = [[s[f"req:{op}:{c}"] for c in codes] for op in ops]
         else:
             sid_rows = [[self.traffic.sink_sid] * 3 for _ in ops]
         rows = effects.slot_rows
@@ -742,13 +752,15 @@ class Simulator(Substrate):
             rows.append((err, fac, add, matched, (b_err, b_fac, b_add)))
         return rows
 
-    def _limits(self, pod: Pod) -> tuple[float, float | None]:
-        """CPU cores and memory bytes (None: no limit) a pod's template allows."""
+    def _limits(self, pod: Pod) -> tuple[float, float | None, bool]:
+        """CPU cores and memory bytes (None: no limit) a pod's template allows, and whether it
+        has a CPU limit (a CFS quota). A pod without a CPU limit is given 1 core (assumption)."""
         key = (pod.service, pod.template_hash)
         hit = self._limit_cache.get(key)
         if hit is None:
             lim = pod.template.resources.limits
-            hit = (lim.cpu_cores() or 1.0, lim.memory_bytes())
+            cores = lim.cpu_cores()
+            hit = (cores or 1.0, lim.memory_bytes(), bool(cores))
             self._limit_cache[key] = hit
         return hit
 
@@ -834,7 +846,7 @@ class Simulator(Substrate):
         labels = {"namespace": self.app.namespace, "pod": pod.name, "container": pod.container.name,
                   "node": pod.node or ""}
         http_keys = [k for k in s if k.startswith(("req:", "hist:"))]
-        cad_keys = [k for k in ("cpu", "mem") if k in s]
+        cad_keys: list[str] = [k for k in ("cpu", "mem", "cfs:periods", "cfs:throttled") if k in s]
         if not running:
             reg.kill(s[k] for k in http_keys + cad_keys)
             return
@@ -844,9 +856,16 @@ class Simulator(Substrate):
         if "cpu" not in s or fresh:
             s["cpu"] = reg.add("container_cpu_usage_seconds_total", base, 0.0)
             s["mem"] = reg.add("container_memory_working_set_bytes", base, parse_quantity(svc.memory_idle))
+            if pod.template.resources.limits.cpu_cores():
+                # cAdvisor exports the CFS counters for containers with a CPU quota only.
+                s["cfs:periods"] = reg.add("container_cpu_cfs_periods_total", base, 0.0, integer=True)
+                s["cfs:throttled"] = reg.add("container_cpu_cfs_throttled_periods_total", base, 0.0, integer=True)
+            else:
+                s.pop("cfs:periods", None)
+                s.pop("cfs:throttled", None)
         else:
-            reg.live[s["cpu"]] = True
-            reg.live[s["mem"]] = True
+            for k in cad_keys:
+                reg.live[s[k]] = True
         if not http:
             return
         target = {"job": svc.name, "namespace": self.app.namespace, "service": svc.name, "pod": pod.name}
@@ -856,11 +875,14 @@ class Simulator(Substrate):
             for op in ops:
                 name = self.forest.ops[op][1]
                 method = svc.operation(name).method
-                for code in ("200", "500", "503"):
+                for code in ("200", "500", cancel_code(svc.protocol)):
                     s[f"req:{op}:{code}"] = reg.add("http_requests_total",
                                                     {**target, "handler": name, "method": method, "code": code},
                                                     0.0, integer=True)
+            top = histogram_top_s(svc.language)
             for b, le in enumerate([*BUCKETS, math.inf]):
+                if le > top and not math.isinf(le):
+                    continue
                 le_s = "+Inf" if math.isinf(le) else repr(le) if le < 1 else f"{le:.1f}"
                 s[f"hist:{b}"] = reg.add("http_request_duration_seconds_bucket", {**target, "le": le_s}, 0.0,
                                          integer=True)
@@ -956,8 +978,8 @@ class Simulator(Substrate):
             pod_name = tab.names[int(tab.k_pod[k])]
             op = int(tab.k_op[k])
             service, op_name = self.forest.ops[op]
-            key = (k, float(self._table_version) + (0.5 if self.traffic.util[int(tab.slot[int(tab.k_pod[k])])] > 1
-                                                       else 0.0))
+            key = (k, float(self._table_version)
+                   + (0.5 if self.traffic.overflow[int(tab.slot[int(tab.k_pod[k])])] > 0 else 0.0))
             cached = self._cause_cache.get(key)
             if cached is None:
                 cached = self._failure_cause(tab, k, service, op)
@@ -971,9 +993,8 @@ class Simulator(Substrate):
     def _failure_cause(self, tab: PodTable, k: int, service: str, op: int) -> tuple[str, dict[str, Any]]:
         """Why requests to slot ``k`` fail: own defect, load shedding, or a named downstream call."""
         pod = self.cluster.pods.get(tab.names[int(tab.k_pod[k])])
-        util = float(self.traffic.util[int(tab.slot[int(tab.k_pod[k])])])
-        if util > 1.0:
-            return "shed", {}
+        if float(self.traffic.overflow[int(tab.slot[int(tab.k_pod[k])])]) > 0:
+            return "shed", {}  # the pod's queue is full: the overflow is refused
         if tab.k_err[k] > 0.01 and pod is not None:
             op_name = self.forest.ops[op][1]
             for eff in self.pod_effects(pod):
@@ -1599,7 +1620,8 @@ class Simulator(Substrate):
                 acc = per.setdefault(svc, [0.0, 0.0, {}])
                 if si.name == "http_requests_total":
                     acc[0] += d
-                    if (si.label("code") or "").startswith("5"):
+                    code = si.label("code") or ""
+                    if code.startswith("5") or code == "499":  # 499: the client gave up (cancelled)
                         acc[1] += d
                 else:
                     le = si.label("le") or "+Inf"

@@ -2,30 +2,59 @@
 
 Each tick (1 s by default):
 
-1. The load generator draws each route's request count from a Poisson distribution
-   around ``base_rps * share * (1 + swing * sin(2 pi t / period)) * load_factor``.
+1. The load generator is closed-loop, as Locust runs the demos' load: a pool of virtual
+   users, each sending one request, waiting for its answer, then thinking for a time drawn
+   from ``between(think_min, think_max)`` (``wait_time = between(1, 10)`` in the Online
+   Boutique and OpenTelemetry demo locustfiles). The entry rate is therefore
+   ``users / (think + response)`` (the interactive response-time law): slow answers lower
+   the request rate everywhere. ``users`` follows the slow sine swing and ``load_factor``;
+   its base value is sized so that the healthy app sends ``base_rps`` (see
+   :meth:`TrafficModel.users`). Each tick's route counts are Poisson around that rate.
 2. Pods decide what they can do: a pod receives a share of its service's calls only while
    it is a ready endpoint; of those, it answers only once its application has started
    (else the caller gets *connection refused*), and not at all when its node is gone or
-   its process hangs (the caller waits for its deadline). CPU use from the previous tick
-   sets each pod's utilisation ``u``: own latency is multiplied by ``1 + u^2 / (1 - u)``
-   (an M/M/1-like queueing delay, capped at u = 0.95) and above ``u = 1`` the excess
-   share ``1 - 1/u`` of requests is shed with 503.
-3. Call trees are folded bottom-up (deepest level first) with the rules in
+   its process hangs (the caller waits for its deadline).
+3. CPU saturation is latency, not errors (see :meth:`TrafficModel._queues`): a pod's
+   CPU limit is a CFS quota of ``limit x 100 ms`` per ``cpu.cfs_period_us`` = 100000 us
+   period (the kernel's and the kubelet's default period). Below the quota, queueing
+   multiplies own latency by ``1 + u^2 / (1 - u)`` (M/M/1-like, ``u`` the CPU utilisation,
+   capped at 0.95). At the quota, the pod is throttled for the rest of each period and the
+   requests it cannot serve queue. With closed-loop users the queue settles where it holds
+   the users the pod cannot serve (the asymptotic bound of a closed queueing network: the
+   throughput is capped by the bottleneck, ``X = capacity / demand per request``, and the
+   response time becomes ``users / X - think``), so latency rises by orders of magnitude
+   while every request still succeeds. Nothing is shed: errors come only from the callers'
+   deadlines (the fold below), from a pod starved outright (runaway work above its whole
+   quota: the queue grows until deadlines expire) and from a full queue (a bounded server
+   queue, :func:`queue_limit`), whose overflow is refused.
+4. Call trees are folded bottom-up (deepest level first) with the rules in
    :mod:`engine.sim.calltree`; each node keeps the median latency of its normal path
    (log-normal, carried as mean and variance so that sums of calls narrow as they should),
    the probability that a timeout occurred below it and how long that took, and its
    success probability. A call times out when its latency exceeds the caller's deadline
    (the log-normal tail of the call's own distribution).
-4. Served calls flow top-down (an unreachable service's downstream sees nothing), are
+5. Client deadlines cancel server work: a request whose server-side time (its own latency,
+   plus the network delay already spent on the way in) passes the caller's deadline is
+   cancelled; the server records it with the cancellation status of its protocol
+   (:func:`cancel_code`) and its duration up to the cancellation.
+6. Served calls flow top-down (an unreachable service's downstream sees nothing), are
    attributed to operations and pods, and increment the standard HTTP server series:
    ``http_requests_total{handler, method, code}`` and the
-   ``http_request_duration_seconds`` histogram (Prometheus client default buckets), plus
-   cAdvisor's ``container_cpu_usage_seconds_total`` and
-   ``container_memory_working_set_bytes``.
+   ``http_request_duration_seconds`` histogram (bucket bounds: :data:`BUCKETS`, of which
+   each runtime exposes those of its instrumentation, :func:`histogram_top_s`), plus
+   cAdvisor's ``container_cpu_usage_seconds_total`` (capped at the limit),
+   ``container_cpu_cfs_periods_total`` and ``container_cpu_cfs_throttled_periods_total``
+   (pods with a CPU limit) and ``container_memory_working_set_bytes``.
 
 Background errors: every operation fails with probability :data:`BACKGROUND_ERROR`
 (0.002 %), the residual error rate of a healthy service.
+
+Departures from reality: the load generator's users are a fluid (their count is not
+drawn, and a user's next request follows the mean response time of the last flow, at
+most :data:`FLOW_EVERY_S` old); the queue is the steady state of the closed loop (it
+appears at once rather than building up over a few think times); a cancelled request's
+CPU work is still done (as a handler that does not check its context does); the queue is
+per pod, not per operation.
 """
 
 from __future__ import annotations
@@ -45,8 +74,21 @@ from engine.sim.calltree import CallForest
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-"""Histogram bucket bounds, seconds: the Prometheus client libraries' default buckets."""
+DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""The Prometheus client libraries' default histogram buckets, seconds (client_golang
+``prometheus.DefBuckets``, client_python ``Histogram.DEFAULT_BUCKETS``). OpenTelemetry's
+default explicit bucket boundaries (0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500,
+5000, 7500, 10000 ms) end at the same 10 s."""
+BUCKETS = (*DEFAULT_BUCKETS, 30.0, 60.0)
+"""Every histogram bucket bound the simulator can expose, seconds: the default buckets plus
+30 s and 60 s, the next bounds of Envoy's default histogram buckets (``..., 10000, 30000,
+60000, 300000, ...`` ms, ``Stats::HistogramSettingsImpl::defaultBuckets``); 30 s is also the
+top of a Spring Boot (Micrometer) timer's percentile histogram, whose default maximum
+expected value is 30 s. Each pod exposes the bounds up to :func:`histogram_top_s` (its
+other bucket columns write to a dead series)."""
+CFS_PERIOD_S = 0.1
+"""CFS bandwidth period, seconds: ``cpu.cfs_period_us`` = 100000, the kernel default and
+the period the kubelet sets for every container with a CPU limit (``quota = limit x period``)."""
 BACKGROUND_ERROR = 2e-5
 """Residual 5xx probability of every healthy operation (0.002 %): a route whose request
 makes ``n`` calls fails with probability about ``n * 2e-5`` when everything is healthy."""
@@ -58,7 +100,12 @@ pauses, noisy neighbours, network jitter). Without it, sums of independent calls
 unrealistically tight: real p95/p50 ratios of deep requests are 1.5x or more."""
 IDLE_CPU = 0.002
 """CPU cores an idle container uses (runtime housekeeping)."""
-MAX_LATENCY_MULT = 20.0
+RHO_CAP = 0.95
+"""The stationary queueing multiplier ``1 + u^2 / (1 - u)`` is evaluated at most at this
+``u`` (x19); beyond it the closed-loop queue carries the delay."""
+STARVED_WAIT_S = 600.0
+"""Queue wait of a pod whose runaway work takes its whole quota (no steady state: the
+queue grows until every caller's deadline has expired; any value past the deadlines)."""
 FAST_FAIL_S = 0.002
 """Latency of a call refused at connect time."""
 FLOW_EVERY_S = 5.0
@@ -67,9 +114,53 @@ recomputed at once when pods, effects or edges change): load-driven latency foll
 utilisation with at most this lag."""
 UTIL_TOLERANCE = 0.05
 """A periodic recomputation is skipped while no pod's CPU utilisation moved by more than
-this (absolute, 5 points; 1 point for pods above 0.9, where shedding starts): below 0.5 the
-latency multiplier ``1 + u^2 / (1 - u)`` then moves by under 5 %, less than the run-to-run
-noise of the latency itself."""
+this (absolute, 5 points; 1 point for pods above 0.9, near the quota): below 0.5 the latency
+multiplier ``1 + u^2 / (1 - u)`` then moves by under 5 %, less than the run-to-run noise of the
+latency itself."""
+SPRING_QUEUE = 300
+"""Requests a Spring Boot (embedded Tomcat) pod holds before it refuses connections:
+``server.tomcat.threads.max`` 200 plus ``server.tomcat.accept-count`` 100 (Spring Boot's defaults)."""
+SOMAXCONN_QUEUE = 4096
+"""Requests any other server holds before the kernel refuses connections: the listen
+backlog ``net.core.somaxconn`` default of 4096 (Linux 5.4 and later). Assumption: the
+runtimes' own request queues (goroutines, the event loop, gRPC streams) are unbounded, so
+the accept backlog is the bound."""
+
+
+def histogram_top_s(language: str) -> float:
+    """Highest finite bucket bound a runtime's request-duration histogram has, seconds.
+
+    Envoy exposes its default buckets up to 60 s here (its defaults go on to 3600 s; 60 s is
+    the load generator's timeout, beyond which no request lasts); Spring Boot services
+    (Java) the Micrometer percentile histogram up to 30 s; every other runtime the client
+    libraries' (and OpenTelemetry's) defaults, up to 10 s. Departure: Java services that are
+    not Spring Boot (grpc-java with the OpenTelemetry agent) also get 30 s.
+    """
+    if language == "envoy":
+        return 60.0
+    if language in ("java", "kotlin"):
+        return 30.0
+    return DEFAULT_BUCKETS[-1]
+
+
+def queue_limit(language: str, protocol: str) -> float:
+    """Requests a pod queues before it refuses more (:data:`SPRING_QUEUE`, :data:`SOMAXCONN_QUEUE`)."""
+    return float(SPRING_QUEUE if language in ("java", "kotlin") and protocol == "http" else SOMAXCONN_QUEUE)
+
+
+def cancel_code(protocol: str) -> str:
+    """The status a server records for a request its client cancelled, as an HTTP code.
+
+    gRPC servers see their (propagated) deadline expire and record ``DEADLINE_EXCEEDED``,
+    which google.rpc.Code maps to HTTP 504; the simulator's ``http_requests_total`` carries
+    gRPC statuses in that mapping (``UNAVAILABLE`` 503, ``INTERNAL``/``UNKNOWN`` 500). HTTP
+    servers see the client close the connection: nginx logs that as 499 ("client closed
+    request"), the code used here for every HTTP server. A 499 is not a 5xx: error-share
+    rules on ``code=~"5.."`` do not count it, as they do not on a real nginx.
+    """
+    return "504" if protocol == "grpc" else "499"
+
+
 
 
 def normal_cdf(x: FloatArray) -> FloatArray:
@@ -106,6 +197,12 @@ class PodTable:
     count_sid: IntArray
     cpu_sid: IntArray
     mem_sid: IntArray
+    has_limit: npt.NDArray[np.bool_]
+    """Pods whose container has a CPU limit (a CFS quota): they export the CFS counters."""
+    queue_max: FloatArray
+    """Requests each pod queues before refusing more (:func:`queue_limit`)."""
+    cfs_sid: IntArray
+    """Series ids of ``container_cpu_cfs_periods_total`` and ``..._throttled_periods_total``, shape (P, 2)."""
     k_pod: IntArray
     k_op: IntArray
     k_err: FloatArray
@@ -117,7 +214,8 @@ class PodTable:
     k_latadd_base: FloatArray
     classes: list[RequestClass]
     k_sid: IntArray
-    """Series ids per slot and code: shape (K, 3) for codes 200, 500, 503."""
+    """Series ids per slot and code: shape (K, 3) for codes 200, 500 and the server's
+    cancellation code (:func:`cancel_code`)."""
     k_http: npt.NDArray[np.bool_]
     """Slots that export HTTP series (application pods, not stores)."""
     k_starts: IntArray
@@ -139,7 +237,8 @@ class TickResult:
         route_sigma: log-normal shape of each route's normal path.
         route_timeout_share: share of each route's requests that waited for a deadline.
         route_timeout_s: how long those waited, seconds.
-        slot_fail: failed requests per slot this tick (codes 500 + 503).
+        slot_fail: requests per slot this tick that the server itself failed (code 500;
+            cancelled requests leave no error of the server's own).
         slot_calls: served requests per slot this tick.
         oom: table positions of pods whose working set exceeds their memory limit.
     """
@@ -196,8 +295,13 @@ class PodContext:
     """Per-pod load state shared by every request class of one flow computation."""
 
     latmult: FloatArray
+    wait: FloatArray
+    """Per pod: seconds a request waits in the pod's queue (closed-loop queue and CFS throttling)."""
+    wait_var: FloatArray
+    """Per pod: variance of that wait, seconds squared."""
     wk: FloatArray
     shed_k: FloatArray
+    """Per slot: share of requests refused because the pod's queue is full."""
     denom_op: FloatArray
     reach_s: FloatArray
 
@@ -349,6 +453,31 @@ class TrafficModel:
         self._mem_base: FloatArray = np.zeros(0)
         self.util = np.zeros(64)
         self.mem = np.zeros(64)
+        self.demand_per_req = np.zeros(64)
+        """Per slot: CPU-seconds the pod's requests need per entry request (last flush)."""
+        self.visits = np.zeros(64)
+        """Per slot: calls the pod serves per entry request (last flush)."""
+        self.spare = np.zeros(64)
+        """Per slot: cores the pod's requests can get (limit less runaway work, last flush)."""
+        self.wait = np.zeros(64)
+        """Per slot: seconds a request waits for CPU in front of its own work."""
+        self.wait_var = np.zeros(64)
+        """Per slot: variance of that wait, seconds squared."""
+        self.overflow = np.zeros(64)
+        """Per slot: share of arriving requests refused by a full queue."""
+        self._rec_k: FloatArray = np.zeros(0)
+        lo, hi = app.load.think_time_s
+        self.think_s = 0.5 * (lo + hi)
+        """Mean think time of a virtual user, seconds (uniform ``between(lo, hi)``)."""
+        healthy = self._healthy_response_s()
+        self._resp_s = healthy
+        self._resp_free = healthy
+        """Mean response time at the last flow in which no pod's queue held users back, seconds
+        (the ``R0`` of :meth:`_queues`)."""
+        self._queued = False
+        """Mean response time of an entry request at the last flow, seconds."""
+        self.base_users = app.load.base_rps * (self.think_s + healthy)
+        """Virtual users at the swing's midpoint and load factor 1 (a fluid count)."""
         self.last: TickResult | None = None
         self.route_window: deque[TickResult] = deque(maxlen=300)
         self._bucket_log = np.log(np.asarray(BUCKETS))
@@ -369,7 +498,7 @@ class TrafficModel:
         if slots <= self.util.shape[0]:
             return
         size = max(slots, self.util.shape[0] * 2)
-        for attr in ("util", "mem"):
+        for attr in ("util", "mem", "demand_per_req", "visits", "spare", "wait", "wait_var", "overflow"):
             old = getattr(self, attr)
             new = np.zeros(size)
             new[: old.shape[0]] = old
@@ -377,12 +506,38 @@ class TrafficModel:
 
     # ----------------------------------------------------------------- the tick
 
-    def rate(self, t: float) -> float:
-        """Mean entry request rate at run time ``t``, requests per second."""
+    def _healthy_response_s(self) -> float:
+        """Mean response time of an entry request on the healthy app, seconds: the share-weighted
+        sum of own mean latencies along the blocking calls (no queueing, no faults)."""
+        f = self.forest
+        mean = self.op_lat_s * np.exp(0.5 * self.op_sigma ** 2)
+        lat = mean[f.op].copy()
+        for level in f.levels:
+            par = f.parent[level]
+            keep = (par >= 0) & f.blocking[level]
+            np.add.at(lat, par[keep], f.times[level[keep]] * lat[level[keep]])
+        roots = self.roots
+        return float(np.sum(self.route_share[self.route_of_root] * lat[roots]) / max(self.route_share.sum(), 1e-12))
+
+    def users(self, t: float) -> float:
+        """Virtual users of the load generator at run time ``t`` (a fluid count).
+
+        ``base_users x (1 + swing x sin(2 pi t / period)) x load_factor``, where
+        ``base_users = base_rps x (think + healthy response)``: the app model's ``base_rps`` is
+        the healthy request rate, and the number of users that sends it at Locust's
+        ``between(1, 10)`` think time (mean 5.5 s) is derived from it. Source of the sizing:
+        assumption (the demos' manifests run ``USERS=10`` / ``LOCUST_USERS=10``, too few for
+        error-share rules' minimum rates; the benchmark drives a busier shop).
+        """
         load = self.app.load
         if not self.generator_up:
             return 0.0
-        return load.base_rps * (1.0 + load.swing * math.sin(2.0 * math.pi * t / load.period_s)) * self.load_factor
+        return self.base_users * (1.0 + load.swing * math.sin(2.0 * math.pi * t / load.period_s)) * self.load_factor
+
+    def rate(self, t: float) -> float:
+        """Mean entry request rate at run time ``t``, requests per second:
+        ``users / (think + response)`` with the mean response time of the last flow."""
+        return self.users(t) / (self.think_s + self._resp_s)
 
     def invalidate(self) -> None:
         """Force the flow to be recomputed at the next tick (pods or effects changed)."""
@@ -528,9 +683,12 @@ class TrafficModel:
         op_err = np.bincount(tab.k_op, weights=wk * (1.0 - (1.0 - err_k) * (1.0 - shed_k)), minlength=n_ops) / denom_op
         # Latencies travel as mean and variance (log-normal parts summed by moment matching,
         # the Fenton-Wilkinson approximation), so deep call trees get the narrower relative
-        # spread that sums of independent latencies have.
+        # spread that sums of independent latencies have. The queue wait in front of the
+        # request has the pod's wait variance (:meth:`_queues`).
+        wait_k = pc.wait[tab.k_pod]
         own_mean_k = lat_k * np.exp(0.5 * sig_k * sig_k)
-        own_var_k = (np.exp(sig_k * sig_k) - 1.0) * own_mean_k * own_mean_k
+        own_var_k = (np.exp(sig_k * sig_k) - 1.0) * own_mean_k * own_mean_k + pc.wait_var[tab.k_pod]
+        own_mean_k = own_mean_k + wait_k
         op_mean = np.bincount(tab.k_op, weights=wk * own_mean_k, minlength=n_ops) / denom_op
         op_var = np.bincount(tab.k_op, weights=wk * own_var_k, minlength=n_ops) / denom_op
         static_mean = self.op_lat_s * np.exp(0.5 * self.op_sigma ** 2)
@@ -573,9 +731,11 @@ class TrafficModel:
         S = self.S
         util = self.util[tab.slot]
         self._flow_util = util.copy()
-        u = np.minimum(util, 0.95)
-        latmult = np.minimum(1.0 + u * u / (1.0 - u), MAX_LATENCY_MULT)
-        shed = np.where(util > 1.0, 1.0 - 1.0 / np.maximum(util, 1.0), 0.0)
+        self._queues(t, tab)
+        wait = self.wait[tab.slot]
+        u = np.minimum(util, RHO_CAP)
+        latmult = 1.0 + u * u / (1.0 - u)
+        shed = self.overflow[tab.slot]
         answering = (t >= tab.serving_since) & tab.up & ~tab.hung & tab.running
         later = tab.serving_since[tab.serving_since > t]
         self._flow_until = float(later.min()) if later.size else math.inf
@@ -587,7 +747,8 @@ class TrafficModel:
         kp = tab.k_pod
         wk = reach_p[kp]
         shed_k = shed[kp]
-        self._pod_context = PodContext(latmult=latmult, wk=wk, shed_k=shed_k,
+        self._pod_context = PodContext(latmult=latmult, wait=wait, wait_var=self.wait_var[tab.slot], wk=wk,
+                                       shed_k=shed_k,
                                        denom_op=np.maximum(reach_s[self.op_svc], 1e-12), reach_s=reach_s)
 
         # Nodes, bottom-up, once per request class.
@@ -655,24 +816,38 @@ class TrafficModel:
         q_op = np.bincount(f.op, weights=served * q_node, minlength=n_ops) / safe_op
         t_op = np.bincount(f.op, weights=served * t_node, minlength=n_ops) / safe_op
 
+        # The server-side budget of each call: the caller's deadline less the network delay
+        # already spent on the way in (geometric mean over the op's call sites, by traffic).
+        budget_n = np.maximum(f.timeout_s - e_delay, 1e-3)
+        log_budget_op = np.where(served_op > 0, np.bincount(f.op, weights=served * np.log(budget_n),
+                                                             minlength=n_ops) / safe_op, math.log(60.0))
+
         # Slots: outcome shares and latency distribution.
         self._share_k = wk / np.maximum(reach_s[self.op_svc[tab.k_op]], 1e-12)
-        sig_k = self.op_sigma[tab.k_op]
-        p503 = shed_k
-        p500 = (1.0 - shed_k) * (1.0 - (1.0 - err_k) * down_ok_op[tab.k_op])
-        self._p_k = np.stack((1.0 - p503 - p500, p500, p503), axis=1)
-        self._pfail_k = p500 + p503
+        rec = 1.0 - shed_k  # a request refused by a full queue never reaches the handler
+        f500 = 1.0 - (1.0 - err_k) * down_ok_op[tab.k_op]
         mean_tot = own_mean_k + down_m_op[tab.k_op]
         ratio_k = 1.0 + (own_var_k + down_v_op[tab.k_op]) / np.maximum(mean_tot * mean_tot, 1e-18)
         sig_k = np.sqrt(np.log(ratio_k) + COMMON_SIGMA * COMMON_SIGMA)
         med_k = mean_tot / np.sqrt(ratio_k) / np.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
+        log_med = np.log(np.maximum(med_k, 1e-6))
         qk = q_op[tab.k_op]
         tk = t_op[tab.k_op]
-        z = (self._bucket_log[None, :] - np.log(np.maximum(med_k, 1e-6))[:, None]) / sig_k[:, None]
+        lb_k = log_budget_op[tab.k_op]
+        budget_k = np.exp(lb_k)
+        # Cancelled: the request's server-side time passes its budget; the server records the
+        # cancellation (its third code) with the budget as its duration.
+        p_cancel = (1.0 - qk) * (1.0 - normal_cdf((lb_k - log_med) / sig_k)) + qk * (tk > budget_k)
+        p500 = (1.0 - p_cancel) * f500
+        self._p_k = rec[:, None] * np.stack((1.0 - p_cancel - p500, p500, p_cancel), axis=1)
+        self._pfail_k = rec * p500
+        self._rec_k = rec
+        z = (self._bucket_log[None, :] - log_med[:, None]) / sig_k[:, None]
         cdf = (1.0 - qk)[:, None] * normal_cdf(z) + (qk[:, None] * (tk[:, None] <= self._buckets[None, :]))
-        cdf = (1.0 - p503)[:, None] * cdf + p503[:, None]
-        self._cdf_k = np.concatenate((cdf, np.ones((cdf.shape[0], 1))), axis=1)
-        self._mean_k = (1.0 - p503) * ((1.0 - qk) * mean_tot + qk * tk) + p503 * FAST_FAIL_S
+        cdf = np.where(self._buckets[None, :] >= budget_k[:, None], 1.0, cdf) * rec[:, None]
+        self._cdf_k = np.concatenate((cdf, rec[:, None]), axis=1)
+        self._mean_k = rec * ((1.0 - p_cancel) * np.minimum((1.0 - qk) * mean_tot + qk * tk, budget_k)
+                              + p_cancel * budget_k)
         self._cpu_per_call_k = self.op_cpu_s[tab.k_op]
 
         roots = self.roots
@@ -682,6 +857,13 @@ class TrafficModel:
         self._route_sigma = s_call[roots]
         self._route_q = q_call[roots]
         self._route_t = t_call[roots]
+        # Closed loop: the users' mean wait for an answer (refused requests come back at once,
+        # timed-out ones after their deadline).
+        resp = (1.0 - self._route_q) * l_call[roots] + self._route_q * self._route_t
+        share_r = self.route_share[self.route_of_root]
+        self._resp_s = float(np.sum(share_r * resp) / max(float(share_r.sum()), 1e-12))
+        if not self._queued:
+            self._resp_free = self._resp_s
         self._flow_t = t
 
     def step(self, t: float) -> TickResult:
@@ -701,7 +883,7 @@ class TrafficModel:
             util = self.util[tab.slot]
             if util.shape == self._flow_util.shape and bool(np.all(
                     np.abs(util - self._flow_util) < np.where(util > 0.9, 0.01, UTIL_TOLERANCE))):
-                self._flow_t = t  # load moved too little to change latency or shedding: keep the flow
+                self._flow_t = t  # load moved too little to change latency or queues: keep the flow
             else:
                 self._flow(t)
         minute = int(t // 60)
@@ -752,21 +934,21 @@ class TrafficModel:
         vals[self._k_sid_http] += inc[tab.k_http].ravel()
         P = len(tab.names)
         pod_calls = np.zeros(P)
+        pod_count = np.zeros(P)
         pod_cpu = np.zeros(P)
         pod_sum = np.zeros(P)
         pod_b = np.zeros((P, len(BUCKETS) + 1))
         if tab.k_starts.size:
             pod_calls[tab.k_owner] = np.add.reduceat(calls_k, tab.k_starts)
+            pod_count[tab.k_owner] = np.add.reduceat(calls_k * self._rec_k, tab.k_starts)
             pod_cpu[tab.k_owner] = np.add.reduceat(calls_k * self._cpu_per_call_k, tab.k_starts)
             pod_sum[tab.k_owner] = np.add.reduceat(calls_k * self._mean_k, tab.k_starts)
             pod_b[tab.k_owner] = np.add.reduceat(calls_k[:, None] * self._cdf_k, tab.k_starts, axis=0)
         http = tab.http
         vals[tab.hist_sids[http].ravel()] += pod_b[http].ravel()
         vals[tab.sum_sid[http]] += pod_sum[http]
-        vals[tab.count_sid[http]] += pod_calls[http]
-        demand = np.where(tab.running, pod_cpu / dt + IDLE_CPU + tab.cpu_extra, 0.0)
-        self.util[tab.slot] = demand / tab.cpu_cap
-        vals[tab.cpu_sid] += np.minimum(demand, tab.cpu_cap) * dt
+        vals[tab.count_sid[http]] += pod_count[http]
+        self._saturation(tab, pod_calls / dt, pod_cpu / dt, float(self._acc_routes.sum()) / dt, dt)
         self.mem[tab.slot] = self._mem_now
         vals[tab.mem_sid] = self._mem_now
         self._mem_base = tab.mem_idle * (1.0 + 0.1 * np.minimum(self.util[tab.slot], 1.0)) + tab.mem_extra
@@ -781,6 +963,111 @@ class TrafficModel:
         self._acc_calls = np.zeros_like(calls_k)
         self._acc_routes = np.zeros(self.R)
         self._acc_ticks = 0
+
+    def _queues(self, t: float, tab: PodTable) -> None:
+        """Set each pod's queue wait and overflow share for the flow at run time ``t``.
+
+        From the last flush, per pod: ``a`` the CPU-seconds its requests need per entry
+        request, ``v`` the calls it serves per entry request and ``K`` the cores its requests
+        can get (``L - H``: the limit, or 1 core without one (assumption), less housekeeping
+        and runaway work). The users alone would send ``r0 = users / (think + R0)`` entry
+        requests per second (``R0`` the response time of the last flow in which no queue held
+        users back); a pod can
+        carry at most ``r_max = 0.95 K / a``. When the tightest pod caps the rate below
+        ``r0``, the closed loop settles at ``r = min r_max`` with response time
+        ``users / r - think``: the excess ``E = users / r - think - R0`` is spent queued at
+        the binding pods, each of whose calls waits ``E / (sum of their v)``. The queue then
+        holds ``W v r`` requests; past :attr:`PodTable.queue_max` the wait is capped and the
+        rest is refused (``overflow``). A pod with ``K <= 0`` is starved (no steady state):
+        its calls wait :data:`STARVED_WAIT_S`, so every caller's deadline expires.
+        Every pod at or above its quota also waits on average ``0.5 x period x f^2`` for the
+        next CFS period, ``f = 1 - L / demand`` the throttled part of each period.
+        """
+        slot = tab.slot
+        a = self.demand_per_req[slot]
+        v = self.visits[slot]
+        spare = self.spare[slot]
+        run = tab.running
+        load = run & (a > 0) & (v > 0)
+        starved = load & (spare <= 0)
+        users = self.users(t)
+        r0_resp = self._resp_free
+        r_free = users / (self.think_s + r0_resp) if users > 0 else 0.0
+        fits = load & ~starved
+        r_max = np.where(fits, RHO_CAP * spare / np.maximum(a, 1e-12), np.inf)
+        wait = np.zeros(slot.shape[0])
+        queued = np.zeros(slot.shape[0])
+        overflow = np.zeros(slot.shape[0])
+        r_star = float(r_max.min()) if r_max.size else math.inf
+        self._queued = bool(fits.any() and r_star < r_free) or bool(starved.any())
+        if fits.any() and r_star < r_free:
+            binding = fits & (r_max <= r_star * (1.0 + 1e-6))
+            excess = users / max(r_star, 1e-9) - self.think_s - r0_resp
+            wait[binding] = max(excess, 0.0) / max(float(v[binding].sum()), 1e-12)
+            queued = wait * v * r_star
+            over = binding & (queued > tab.queue_max)
+            if over.any():
+                overflow[over] = 1.0 - tab.queue_max[over] / queued[over]
+                wait[over] = tab.queue_max[over] / np.maximum(v[over] * r_star, 1e-12)
+                queued[over] = tab.queue_max[over]
+        wait[starved] = STARVED_WAIT_S
+        demand = self.util[slot] * tab.cpu_cap
+        frac = np.maximum(1.0 - tab.cpu_cap / np.maximum(demand, 1e-12), 0.0)
+        throttle = 0.5 * CFS_PERIOD_S * frac * frac
+        self.wait[slot] = np.where(run, wait + throttle, 0.0)
+        # The queue of a saturated closed loop holds about ``queued`` users whose count varies
+        # little (relative spread ~ 1/sqrt(queued)); the throttling wait is exponential-like.
+        self.wait_var[slot] = np.where(run, wait * wait / np.maximum(queued, 1.0) + throttle * throttle, 0.0)
+        self.overflow[slot] = np.where(run, overflow, 0.0)
+
+    def _saturation(self, tab: PodTable, offered_rps: FloatArray, offered_cpu: FloatArray, entry_rps: float,
+                    dt: float) -> None:
+        """Record each pod's CPU load of the last ``dt`` seconds and export its CPU and CFS counters.
+
+        Args:
+            tab: the pod table.
+            offered_rps: requests per second offered to each pod (before a full queue refuses any).
+            offered_cpu: the CPU those requests need, cores.
+            entry_rps: entry requests per second over the same window.
+            dt: seconds since the last flush.
+
+        The pod gets ``L`` cores (its limit, a CFS quota of ``L x`` :data:`CFS_PERIOD_S` per
+        period; 1 core when it has none, an assumption) and runs ``H`` = housekeeping plus
+        any runaway work (a CPU-pressure fault) besides its requests' ``A``.
+        ``container_cpu_usage_seconds_total`` grows by ``min(A' + H, L) dt`` (``A'`` the
+        admitted work). ``container_cpu_cfs_periods_total`` counts the periods with runnable
+        work (every period of a busy pod; for a quiet pod, periods in which a request or a
+        housekeeping wake-up arrives, 1 per second assumed), ``..._throttled_periods_total``
+        those that ran out of quota: all of them at or above the quota, else the Poisson
+        chance that a period's requests need more than its quota.
+        """
+        slot = tab.slot
+        run = tab.running
+        L = tab.cpu_cap
+        H = np.where(run, IDLE_CPU + tab.cpu_extra, 0.0)
+        A = np.where(run, offered_cpu, 0.0)
+        D = A + H
+        self.util[slot] = D / L
+        per_call = offered_cpu / np.maximum(offered_rps, 1e-12)
+        if entry_rps > 0:
+            self.demand_per_req[slot] = A / entry_rps
+            self.visits[slot] = np.where(run, offered_rps, 0.0) / entry_rps
+        self.spare[slot] = L - H
+        vals = self.registry.values
+        overflow = self.overflow[slot]
+        used = np.minimum(A * (1.0 - overflow) + H, L)
+        vals[tab.cpu_sid] += used * dt
+        lim = tab.has_limit & run
+        if lim.any():
+            busy = (D >= L) | (self.wait[slot] > 0.5 * CFS_PERIOD_S) | (tab.cpu_extra > 0)
+            m = offered_rps * CFS_PERIOD_S
+            active = np.where(busy, 1.0, 1.0 - np.exp(-(offered_rps + 1.0) * CFS_PERIOD_S))
+            headroom = (L - H) * CFS_PERIOD_S / np.maximum(per_call, 1e-9)
+            tail = 1.0 - normal_cdf((headroom + 0.5 - m) / np.sqrt(np.maximum(m, 1e-9)))
+            thr_share = np.where(busy, 1.0, np.where(m > 0, np.minimum(tail, active), 0.0))
+            periods = dt / CFS_PERIOD_S
+            vals[tab.cfs_sid[lim, 0]] += periods * active[lim]
+            vals[tab.cfs_sid[lim, 1]] += periods * thr_share[lim]
 
     def reset_table(self, table: PodTable) -> None:
         """Install a new pod table (after flushing the old one's accumulators)."""
