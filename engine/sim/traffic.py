@@ -103,6 +103,8 @@ IDLE_CPU = 0.002
 RHO_CAP = 0.95
 """The stationary queueing multiplier ``1 + u^2 / (1 - u)`` is evaluated at most at this
 ``u`` (x19); beyond it the closed-loop queue carries the delay."""
+LOAD_SMOOTH_S = 20.0
+"""Time constant of the per-pod demand and visit estimates behind the queues, seconds."""
 STARVED_WAIT_S = 600.0
 """Queue wait of a pod whose runaway work takes its whole quota (no steady state: the
 queue grows until every caller's deadline has expired; any value past the deadlines)."""
@@ -1050,8 +1052,13 @@ class TrafficModel:
         self.util[slot] = D / L
         per_call = offered_cpu / np.maximum(offered_rps, 1e-12)
         if entry_rps > 0:
-            self.demand_per_req[slot] = A / entry_rps
-            self.visits[slot] = np.where(run, offered_rps, 0.0) / entry_rps
+            # Smoothed over about LOAD_SMOOTH_S: a flush window of a few ticks holds few requests,
+            # and the queue's steady state should not follow their Poisson noise.
+            keep = math.exp(-dt / LOAD_SMOOTH_S)
+            for arr, x in ((self.demand_per_req, A / entry_rps),
+                           (self.visits, np.where(run, offered_rps, 0.0) / entry_rps)):
+                old = arr[slot]
+                arr[slot] = np.where(old > 0, keep * old + (1.0 - keep) * x, x)
         self.spare[slot] = L - H
         vals = self.registry.values
         overflow = self.overflow[slot]
