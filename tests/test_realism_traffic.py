@@ -182,7 +182,8 @@ def test_cancelled_requests_carry_the_protocols_cancellation_code() -> None:
     for sid, si in enumerate(sim.registry.info):
         if si.name == "http_requests_total" and si.label("service") == "checkoutservice":
             code = si.label("code") or ""
-            codes[code] = codes.get(code, 0.0) + float(sim.registry.values[sid] - (start[sid] if sid < start.size else 0.0))
+            was = start[sid] if sid < start.size else 0.0
+            codes[code] = codes.get(code, 0.0) + float(sim.registry.values[sid] - was)
     # checkoutservice is gRPC: DEADLINE_EXCEEDED, mapped to HTTP 504 like its other statuses.
     assert set(codes) == {"200", "500", "504"}
     assert codes["504"] > codes["200"]
