@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from alerts.promql.functions import NonMonotonic, bucket_quantile, bucket_quantiles
 
 LE = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, math.inf)
-"""The simulator's latency buckets (``engine.sim.traffic.BUCKETS`` and +Inf), seconds."""
+"""The client libraries' default latency buckets (``engine.sim.traffic.DEFAULT_BUCKETS``) and +Inf, seconds."""
 
 QUANTILES = st.one_of(
     st.sampled_from([math.nan, -math.inf, -0.5, -0.0, 0.0, 0.5, 0.95, 0.99, 1.0, 1.5, math.inf]),
