@@ -610,8 +610,8 @@ class ToolBox:
             text = kubectl.get(kind, chunk, output=a.output, now=self._now(), namespace=ns,
                                sort_by=".lastTimestamp" if kind == "Event" else None,
                                list_meta={"continue": token, "remainingItemCount": remaining} if token else None)
-            if token is None:
-                return text
+            if token is None or a.output in ("json", "yaml"):
+                return text  # a List carries its continue token and remainingItemCount in metadata
             older = " older" if kind == "Event" else ""
             return (text + f"-- {len(chunk)} {a.kind} shown, {remaining} more{older} not shown; next page: "
                            f"kubectl_get kind={a.kind} continue={token}\n")

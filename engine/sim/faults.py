@@ -27,11 +27,11 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from engine.apps.model import ConfigRef
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, LogHint, SourceContains
 from engine.sim.remedy import head_flag_variant, set_flag, undo_edit
 from engine.substrate import ChangeRecord, FaultInstance, SubstrateError
 from faults.people import revert_author, revert_subject
-from engine.apps.model import ConfigRef
 from faults.spec import EffectSpec, FaultSpec
 
 if TYPE_CHECKING:

@@ -273,7 +273,7 @@ class Pod:
             {"type": "Initialized", "status": "True" if self.node else "False"},
             {"type": "ContainersReady", "status": ready},
             {"type": "Ready", "status": ready},
-        ]
+        ] if self.node or not self.unschedulable else [scheduled]  # an unschedulable pod has only PodScheduled
         status: dict[str, Any] = {
             "phase": self.phase,
             "conditions": conditions,
