@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from alerts.series import SeriesStore
     from faults.spec import FaultSpec, ProbeSpec
 
-OBJECT_KINDS = ("Node", "Deployment", "StatefulSet", "ReplicaSet", "Pod", "Service", "Event")
+OBJECT_KINDS = ("Node", "Deployment", "StatefulSet", "ReplicaSet", "Pod", "Service", "Event", "Endpoints",
+                "EndpointSlice", "ConfigMap", "Secret")
 
 
 @dataclass(frozen=True)
@@ -477,6 +478,17 @@ class Substrate(ABC):
         """Roll a Deployment back to ``revision`` (default: the previous one): its pod
         template is restored, as ``kubectl rollout undo`` does; the repository head is
         unchanged, so a build that lands later deploys the head again."""
+
+    def patch_service(self, service: str, *, selector: dict[str, str] | None = None,
+                      target_port: int | str | None = None, summary: str | None = None,
+                      author: str = "operator") -> ChangeRecord:
+        """Set a Service's selector and/or targetPort (``kubectl patch service``); the change is
+        logged in the deploy history (kind ``service``).
+
+        Raises:
+            SubstrateError: no such Service, nothing to change, or a substrate without it.
+        """
+        raise SubstrateError(f"{type(self).__name__} cannot patch Services")
 
     @abstractmethod
     def tag_image(self, service: str, tag: str) -> str:

@@ -35,7 +35,8 @@ from engine.apps.builds import CONFIG_SUFFIXES
 from faults.spec import CHANGE_MECHANISMS, Catalog, FaultSpec, load_catalog
 
 ROW_KIND = {"code-change": "code", "config-patch": "config", "feature-flag": "config", "scale": "scale",
-            "resource-limit": "resources", "image": "image", "readiness-probe": "probe"}
+            "resource-limit": "resources", "image": "image", "readiness-probe": "probe", "config-ref": "config",
+            "service-change": "service"}
 """The pipeline log's ``kind`` of the row a change-driven fault's injection ships."""
 
 _PREFIX = re.compile(r"^([a-z][a-z0-9-]*(?:\([^)]*\))?!?:)\s*(.+)$")
@@ -64,6 +65,8 @@ def _author_summary(spec: FaultSpec) -> tuple[str, str] | None:
         return spec.change.author, spec.change.summary
     if spec.config is not None:
         return spec.config.author, spec.config.summary
+    if spec.service_change is not None:
+        return spec.service_change.author, spec.service_change.summary
     return None
 
 

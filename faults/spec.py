@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.apps.model import MAX_REPLICAS, AppModel, Probe, Resources, load_app, source_root
+from engine.apps.model import MAX_REPLICAS, AppModel, ConfigRef, Probe, Resources, load_app, source_root
 from engine.inputs.safeyaml import YamlInputError, read_yaml
 
 Category = Literal["code-bug", "configuration", "runtime", "infrastructure"]
@@ -40,19 +40,26 @@ Mechanism = Literal[
     "resource-limit",
     "image",
     "readiness-probe",
+    "config-ref",
+    "service-change",
     "cpu-pressure",
     "network-delay",
     "store-restart",
     "zone-outage",
+    "secret-rotation",
 ]
-"""How the orchestrator injects a fault. The first seven ship through the build pipeline
-or the API as a change a person could have made; the last four are runtime and
-infrastructure events."""
+"""How the orchestrator injects a fault. The first nine ship through the build pipeline
+or the API as a change a person could have made (``config-ref``: the Deployment's pod
+template now reads an env var from a ConfigMap or Secret key; ``service-change``: a
+Service's selector or targetPort is edited); the rest are runtime and infrastructure
+events (``secret-rotation``: a Secret's values are rotated while running pods keep the
+values they read at start)."""
 
 CHANGE_MECHANISMS = ("code-change", "config-patch", "feature-flag", "scale", "resource-limit", "image",
-                     "readiness-probe")
+                     "readiness-probe", "config-ref", "service-change")
 
-RemedyAction = Literal["rollback", "revert-patch", "set-config", "set-flag", "scale", "restart-pods"]
+RemedyAction = Literal["rollback", "revert-patch", "set-config", "set-flag", "scale", "restart-pods",
+                       "patch-service"]
 
 
 class _Strict(BaseModel):
@@ -100,8 +107,26 @@ class ConfigChange(_Strict):
     image: str | None = None
     readiness_probe: Probe | None = None
     flag: FlagChange | None = None
+    config_ref: ConfigRef | None = Field(default=None, description="config-ref: the reference the template "
+                                                                   "gets (it replaces a reference, or a plain env "
+                                                                   "var, of the same env or volume name)")
     summary: str = Field(min_length=3)
     author: str = Field(min_length=1)
+
+
+class ServiceChange(_Strict):
+    """service-change: an edit of the target's Service (``kubectl apply`` of a changed manifest)."""
+
+    selector: dict[str, str] | None = None
+    target_port: int | None = Field(default=None, ge=1, le=65535)
+    summary: str = Field(min_length=3)
+    author: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _something(self) -> ServiceChange:
+        if self.selector is None and self.target_port is None:
+            raise ValueError("a service change needs a selector or a target_port")
+        return self
 
 
 class RuntimeSpec(_Strict):
@@ -113,6 +138,7 @@ class RuntimeSpec(_Strict):
     drop: float = Field(default=0.0, ge=0, le=1, description="network-delay: share of calls lost")
     store: str | None = Field(default=None, description="store-restart: the store whose pod restarts")
     zone: str | None = Field(default=None, description="zone-outage: the zone whose nodes stop reporting")
+    secret: str | None = Field(default=None, description="secret-rotation: the Secret whose values are rotated")
 
 
 class LogSpec(_Strict):
@@ -178,7 +204,7 @@ class Artifact(_Strict):
     """The responsible artifact an RCA should name."""
 
     kind: Literal["change", "config-key", "image", "flag", "replicas", "resources", "probe", "process", "network",
-                  "store", "zone"]
+                  "store", "zone", "service", "secret"]
     ref: str
 
 
@@ -209,6 +235,7 @@ class FaultSpec(_Strict):
     expected_alerts: tuple[str, ...] = Field(default=(), strict=False)
     change: CodeChange | None = None
     config: ConfigChange | None = None
+    service_change: ServiceChange | None = None
     runtime: RuntimeSpec | None = None
     effect: EffectSpec | None = None
     intermittent: bool = Field(default=False, description="the symptom comes and goes while the fault is live, "
@@ -228,6 +255,9 @@ class FaultSpec(_Strict):
             "resource-limit": "config",
             "image": "config",
             "readiness-probe": "config",
+            "config-ref": "config",
+            "service-change": "service_change",
+            "secret-rotation": "runtime",
             "cpu-pressure": "runtime",
             "network-delay": "runtime",
             "store-restart": "runtime",
@@ -239,6 +269,10 @@ class FaultSpec(_Strict):
             raise ValueError("a code-change fault needs an effect (what the defect does when deployed)")
         if self.category == "code-bug" and self.mechanism != "code-change":
             raise ValueError("code-bug faults are injected as code-change")
+        if self.mechanism == "config-ref" and (self.config is None or self.config.config_ref is None):
+            raise ValueError("a config-ref fault needs config.config_ref")
+        if self.mechanism == "secret-rotation" and self.effect is None:
+            raise ValueError("a secret-rotation fault needs an effect (what the stale credentials do)")
         return self
 
     @property
@@ -409,7 +443,9 @@ def check_references(fault: FaultSpec, app: AppModel) -> list[tuple[str, str]]:
         if rt.zone is not None and rt.zone not in app.cluster.zones:
             out.append(("runtime.zone", f"unknown zone {rt.zone!r}"))
         need = {"cpu-pressure": "cpu_cores", "network-delay": "delay_ms", "store-restart": "store",
-                "zone-outage": "zone"}.get(fault.mechanism)
+                "zone-outage": "zone", "secret-rotation": "secret"}.get(fault.mechanism)
+        if rt.secret is not None and app.config_object("Secret", rt.secret) is None:
+            out.append(("runtime.secret", f"no Secret {rt.secret!r} in the app's config_objects"))
         if need and getattr(rt, need) is None:
             out.append((f"runtime.{need}", f"required for {fault.mechanism}"))
         if fault.mechanism == "network-delay" and rt.caller is None:
@@ -417,6 +453,9 @@ def check_references(fault: FaultSpec, app: AppModel) -> list[tuple[str, str]]:
     cfg = fault.config
     if cfg is not None and cfg.flag is not None:
         known_service("config.flag.service", cfg.flag.service)
+    if fault.mechanism == "service-change" and fault.target in services and \
+            services[fault.target].service_port is None:
+        out.append(("target", f"{fault.target!r} has no Service"))
     return out
 
 

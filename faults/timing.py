@@ -28,7 +28,7 @@ def onset_seconds(app: AppModel, spec: FaultSpec) -> float:
     """Seconds from injection until the fault bites (build + first pod of the rollout)."""
     if spec.mechanism == "code-change":
         return build_seconds(app.service(spec.target).language) + rollout_seconds(app, spec.target) + MARGIN_S
-    if spec.mechanism in ("config-patch", "resource-limit", "image", "readiness-probe"):
+    if spec.mechanism in ("config-patch", "resource-limit", "image", "readiness-probe", "config-ref"):
         return rollout_seconds(app, spec.target) + MARGIN_S
     return MARGIN_S
 

@@ -85,6 +85,8 @@ BASE: dict[str, dict[str, Any]] = {
     "deploy_patch": {"service": "frontend", "diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "summary": "fix",
                      "incident": "INC-9999"},
     "set_config": {"service": "frontend", "key": "LOG_LEVEL", "value": "debug", "incident": "INC-9999"},
+    "patch_service": {"service": "frontend", "selector": {"app": "frontend"}, "target_port": 8080,
+                      "incident": "INC-9999"},
     "workspace_list": {}, "workspace_read": {"path": "notes.md"},
     "workspace_write": {"path": "fuzz.md", "text": "hello\n", "append": True},
 }

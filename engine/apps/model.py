@@ -157,6 +157,44 @@ class Store(_Strict):
     )
 
 
+class ConfigRef(_Strict):
+    """One reference from a service's pod template to a ConfigMap or Secret, in one of the
+    three shapes a pod spec has (``k8s.io/api/core/v1`` Container and Volume):
+
+    * ``env`` and ``key`` set: ``env[].valueFrom.configMapKeyRef`` / ``secretKeyRef`` (one key
+      into one env var);
+    * neither ``env``, ``key`` nor ``volume``: ``envFrom[].configMapRef`` / ``secretRef`` (every
+      key as an env var);
+    * ``volume`` (and ``mount_path``) set: a ``configMap`` / ``secret`` volume mounted at
+      ``mount_path``; with ``key`` set, the volume projects only that key (``items``).
+
+    ``optional`` is the ref's ``optional`` field: a missing object or key is then skipped, as
+    the kubelet does.
+    """
+
+    kind: Literal["ConfigMap", "Secret"]
+    name: str = Field(pattern=_DNS_LABEL)
+    key: str | None = None
+    env: str | None = Field(default=None, description="env var name (valueFrom)")
+    volume: str | None = Field(default=None, pattern=_DNS_LABEL, description="volume name")
+    mount_path: str | None = None
+    optional: bool = False
+
+
+class ConfigObject(_Strict):
+    """A ConfigMap or Secret in the app's namespace: its name and keys (values are never
+    modelled: a Secret's values must never reach an operator, and no behaviour here reads a
+    ConfigMap's content). ``source`` names where in ``shared/data`` the object comes from, or
+    says it is an assumption."""
+
+    kind: Literal["ConfigMap", "Secret"]
+    name: str = Field(pattern=_DNS_LABEL)
+    type: str = Field(default="Opaque", description="a Secret's type (ConfigMaps have none)")
+    keys: tuple[str, ...] = Field(strict=False)
+    labels: dict[str, str] = Field(default_factory=dict)
+    source: str = ""
+
+
 class Service(_Strict):
     """One workload (Deployment or StatefulSet) with its ClusterIP Service."""
 
@@ -179,6 +217,8 @@ class Service(_Strict):
     memory_idle: QuantityStr = Field(default="64Mi", description="working set of an idle container")
     operations: tuple[Operation, ...] = Field(default=(), strict=False)
     store: Store | None = None
+    config_refs: tuple[ConfigRef, ...] = Field(default=(), strict=False,
+                                               description="ConfigMap and Secret references of the pod template")
 
     @field_validator("memory_idle", mode="before")
     @classmethod
@@ -280,6 +320,15 @@ class AppModel(_Strict):
     load: LoadSpec
     services: tuple[Service, ...] = Field(strict=False)  # YAML lists; their items stay strict
     routes: tuple[Route, ...] = Field(strict=False)
+    config_objects: tuple[ConfigObject, ...] = Field(default=(), strict=False,
+                                                     description="ConfigMaps and Secrets of the namespace")
+
+    def config_object(self, kind: str, name: str) -> ConfigObject | None:
+        """The ConfigMap or Secret called ``name``, or None."""
+        for obj in self.config_objects:
+            if obj.kind == kind and obj.name == name:
+                return obj
+        return None
 
     def service(self, name: str) -> Service:
         """Return the service called ``name``.
@@ -369,6 +418,18 @@ def _cross_check(app: AppModel) -> list[tuple[str, str]]:
         if limit is not None and parse_quantity(svc.memory_idle) >= limit:
             problems.append((f"{where}.memory_idle", f"{svc.memory_idle} is not below the memory limit "
                                                      f"{svc.resources.limits.memory}: every pod would be OOMKilled"))
+        for j, ref in enumerate(svc.config_refs):
+            rwhere = f"{where}.config_refs[{j}]"
+            obj = app.config_object(ref.kind, ref.name)
+            if obj is None and not ref.optional:
+                problems.append((f"{rwhere}.name", f"no {ref.kind} {ref.name!r} in config_objects"))
+            elif obj is not None and ref.key is not None and ref.key not in obj.keys and not ref.optional:
+                problems.append((f"{rwhere}.key", f"{ref.kind} {ref.name!r} has no key {ref.key!r} "
+                                                  f"(keys: {', '.join(obj.keys)})"))
+            if (ref.env is None) != (ref.key is None) and ref.volume is None:
+                problems.append((rwhere, "an env ref needs both env and key; envFrom needs neither"))
+            if (ref.volume is None) != (ref.mount_path is None):
+                problems.append((rwhere, "a volume ref needs both volume and mount_path"))
         deps = {d.service for d in svc.dependencies}
         for j, dep in enumerate(svc.dependencies):
             if dep.service not in index:

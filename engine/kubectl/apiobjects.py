@@ -58,6 +58,9 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("ReplicaSet", "replicasets", "apps", "v1", True, ("rs",)),
     Resource("StatefulSet", "statefulsets", "apps", "v1", True, ("sts",)),
     Resource("EndpointSlice", "endpointslices", "discovery.k8s.io", "v1", True, ()),
+    Resource("Endpoints", "endpoints", "", "v1", True, ("ep",)),
+    Resource("ConfigMap", "configmaps", "", "v1", True, ("cm",)),
+    Resource("Secret", "secrets", "", "v1", True, ()),
     Resource("Lease", "leases", "coordination.k8s.io", "v1", True, ()),
 )
 _BY_NAME: dict[str, Resource] = {}

@@ -289,9 +289,65 @@ _COLUMNS: dict[str, list[tuple[str, bool]]] = {
              ("Internal-IP", True), ("External-IP", True), ("OS-Image", True), ("Kernel-Version", True),
              ("Container-Runtime", True)],
     "Namespace": [("Name", False), ("Status", False), ("Age", False)],
+    "Endpoints": [("Name", False), ("Endpoints", False), ("Age", False)],
+    "EndpointSlice": [("Name", False), ("AddressType", False), ("Ports", False), ("Endpoints", False),
+                      ("Age", False)],
+    "ConfigMap": [("Name", False), ("Data", False), ("Age", False)],
+    "Secret": [("Name", False), ("Type", False), ("Data", False), ("Age", False)],
     "Event": [("Last Seen", False), ("Type", False), ("Reason", False), ("Object", False), ("Subobject", True),
               ("Source", True), ("Message", False), ("First Seen", True), ("Count", True), ("Name", True)],
 }
+
+
+def _format_endpoints(ep: Obj) -> str:
+    """``formatEndpoints`` (printers.go): ready ``ip:port`` pairs, at most 3, then ``+ N more...``;
+    ``<none>`` without subsets."""
+    subsets = ep.get("subsets") or []
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    count = 0
+    more = False
+    for ss in subsets:
+        ports = ss.get("ports") or []
+        addrs = ss.get("addresses") or []
+        pairs = [(a.get("ip", ""), None) for a in addrs] if not ports else \
+            [(a.get("ip", ""), p.get("port")) for p in ports for a in addrs]
+        for ip, port in pairs:
+            if len(shown) == 3:
+                more = True
+            if not more:
+                shown.append(ip if port is None else (f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"))
+            count += 1
+    text = ",".join(shown)
+    return f"{text} + {count - 3} more..." if more else text
+
+
+def _endpoints_cells(ep: Obj, now: datetime) -> list[_Cell]:
+    return [meta_of(ep).get("name"), _format_endpoints(ep), since(meta_of(ep).get("creationTimestamp"), now)]
+
+
+def _endpoint_slice_cells(es: Obj, now: datetime) -> list[_Cell]:
+    """``printEndpointSlice``: ``formatDiscoveryPorts`` and ``formatDiscoveryEndpoints`` (at most
+    3 addresses, then ``+ N more...``; ``<unset>`` when empty)."""
+    ports = es.get("ports") or []
+    port_text = ",".join(str(p["port"]) if p.get("port") is not None else "<unset>" for p in ports) \
+        if ports else "<unset>"
+    addrs = [a for e in es.get("endpoints") or [] for a in e.get("addresses") or []]
+    ep_text = ",".join(addrs[:3]) + (f" + {len(addrs) - 3} more..." if len(addrs) > 3 else "") if addrs \
+        else "<unset>"
+    return [meta_of(es).get("name"), es.get("addressType", ""), port_text, ep_text,
+            since(meta_of(es).get("creationTimestamp"), now)]
+
+
+def _configmap_cells(cm: Obj, now: datetime) -> list[_Cell]:
+    data = len(cm.get("data") or {}) + len(cm.get("binaryData") or {})
+    return [meta_of(cm).get("name"), data, since(meta_of(cm).get("creationTimestamp"), now)]
+
+
+def _secret_cells(sec: Obj, now: datetime) -> list[_Cell]:
+    data = len(sec.get("data") or {}) + len(sec.get("stringData") or {})
+    return [meta_of(sec).get("name"), sec.get("type", ""), data, since(meta_of(sec).get("creationTimestamp"), now)]
 
 
 def _namespace_cells(ns: Obj, now: datetime) -> list[_Cell]:
@@ -315,6 +371,14 @@ def _cells(kind: str, obj: Obj, now: datetime, wide: bool) -> list[_Cell]:
         return _node_cells(obj, now)
     if kind == "Event":
         return _event_cells(obj, now)
+    if kind == "Endpoints":
+        return _endpoints_cells(obj, now)
+    if kind == "EndpointSlice":
+        return _endpoint_slice_cells(obj, now)
+    if kind == "ConfigMap":
+        return _configmap_cells(obj, now)
+    if kind == "Secret":
+        return _secret_cells(obj, now)
     raise ValueError(f"no table columns for kind {kind!r}")
 
 
@@ -382,6 +446,7 @@ def get(
     namespace: str | None = None,
     all_namespaces: bool = False,
     sort_by: str | None = None,
+    list_meta: Mapping[str, Any] | None = None,
 ) -> str:
     """``kubectl get KIND [NAME] [-l SELECTOR] [-o FORMAT]``.
 
@@ -401,6 +466,8 @@ def get(
         all_namespaces: ``-A``: every namespace, with a NAMESPACE column.
         sort_by: ``--sort-by`` with a simple field path (``.lastTimestamp``); stable, missing
             values first.
+        list_meta: extra ``metadata`` of the ``-o json|yaml`` List (a page's ``continue`` and
+            ``remainingItemCount``, as a chunked API list carries them).
 
     Returns:
         kubectl's output, newline-terminated; for an empty result, the line kubectl writes
@@ -439,7 +506,8 @@ def get(
         return "".join(_name_line(res.kind, o) + "\n" for o in items)
     if output in ("json", "yaml"):
         doc: Any = items[0] if name is not None else {
-            "apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+            "apiVersion": "v1", "items": items, "kind": "List",
+            "metadata": {"resourceVersion": "", **{k: v for k, v in (list_meta or {}).items() if v is not None}}}
         return go_json(doc) if output == "json" else goyaml.marshal(doc)
     wide = output == "wide"
     columns = [(col, i) for i, (col, wide_only) in enumerate(_COLUMNS[res.kind]) if wide or not wide_only]
@@ -465,9 +533,28 @@ def get(
     return render_table(headers, rows)
 
 
+def select(kind: str, objects: Sequence[Mapping[str, Any]], *, selector: Mapping[str, str] | str | None = None,
+           namespace: str | None = None) -> list[Obj]:
+    """The objects ``kubectl get KIND -l SELECTOR -n NAMESPACE`` lists, in API-server order
+    (for paging them before printing).
+
+    Raises:
+        ValueError: unknown kind or malformed selector, with kubectl's error text.
+    """
+    try:
+        res = resource_for(kind)
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+    items = [dict(o) for o in objects if o.get("kind", res.kind) == res.kind]
+    if res.namespaced and namespace is not None:
+        items = [o for o in items if meta_of(o).get("namespace", namespace) == namespace]
+    reqs = parse_label_selector(selector)
+    return server_order([o for o in items if labels_match(meta_of(o).get("labels"), reqs)])
+
+
 def age(timestamp: str | None, now: datetime) -> str:
     """An object's AGE as kubectl prints it (``translateTimestampSince``)."""
     return since(timestamp, aware_now(now))
 
 
-__all__ = ["OUTPUTS", "age", "get", "pod_status", "render_table"]
+__all__ = ["OUTPUTS", "age", "get", "pod_status", "render_table", "select"]

@@ -88,16 +88,25 @@ class GetTopologyArgs(ToolArgs):
     window_s: float = Field(300.0, ge=60, le=1800, description="trace window, seconds")
 
 
-KubeKind = Literal["pods", "deployments", "replicasets", "statefulsets", "services", "nodes", "events"]
+KubeKind = Literal["pods", "deployments", "replicasets", "statefulsets", "services", "nodes", "events", "endpoints",
+                   "endpointslices", "configmaps", "secrets"]
 _KIND_API = {"pods": "Pod", "deployments": "Deployment", "replicasets": "ReplicaSet", "statefulsets": "StatefulSet",
-             "services": "Service", "nodes": "Node", "events": "Event"}
+             "services": "Service", "nodes": "Node", "events": "Event", "endpoints": "Endpoints",
+             "endpointslices": "EndpointSlice", "configmaps": "ConfigMap", "secrets": "Secret"}
 
 
 class KubectlGetArgs(ToolArgs):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
     kind: KubeKind
     name: str | None = Field(None, description="one object by name")
     selector: dict[str, str] | None = Field(None, description="label selector, e.g. {\"app\": \"frontend\"}")
     output: Literal["table", "wide", "yaml", "json", "name"] = "table"
+    limit: int | None = Field(None, ge=1, le=500, description="at most this many objects (the API's list "
+                                                              "chunking); the answer ends with a continue token "
+                                                              "when more are left")
+    continue_: str | None = Field(None, alias="continue", max_length=2000,
+                                  description="the continue token of the previous page, to read the next one")
 
 
 class KubectlDescribeArgs(ToolArgs):
@@ -180,6 +189,13 @@ class SetConfigArgs(ToolArgs):
     incident: str
 
 
+class PatchServiceArgs(ToolArgs):
+    service: str
+    selector: dict[str, str] | None = Field(None, description="the new spec.selector (replaces the old one)")
+    target_port: int | None = Field(None, ge=1, le=65535, description="the new targetPort of the Service's port")
+    incident: str
+
+
 class WorkspaceListArgs(ToolArgs):
     prefix: str = ""
 
@@ -238,7 +254,12 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
              "Cumulative alert history: every alert instance with id, state, labels, times and summary."),
     ToolSpec("get_topology", "read", GetTopologyArgs,
              "Service call graph from traces: calls/s, error share and latency per caller -> callee edge."),
-    ToolSpec("kubectl_get", "read", KubectlGetArgs, "kubectl get in the application's namespace."),
+    ToolSpec("kubectl_get", "read", KubectlGetArgs,
+             "kubectl get in the application's namespace. Events come sorted by last timestamp "
+             "(kubectl get events --sort-by=.lastTimestamp: newest at the bottom); when a list does not fit "
+             "(or `limit` is given) it is paged like the API's list chunking -- for events the newest page "
+             "first -- and the answer says so and gives the `continue` token of the next page. Secrets show "
+             "their names, type and key names only: values are withheld."),
     ToolSpec("kubectl_describe", "read", KubectlDescribeArgs, "kubectl describe, with the object's recent events."),
     ToolSpec("query_logs", "read", QueryLogsArgs, "Recent log lines of a deployment's pods or one pod (grep-able)."),
     ToolSpec("code_search", "read", CodeSearchArgs,
@@ -261,6 +282,9 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
              "Ship a unified diff through the build pipeline: applied to the repository head, built, rolled out."),
     ToolSpec("set_config", "act", SetConfigArgs,
              "Set (or unset) an env var of a deployment and roll it out; for flagd, set a feature flag's variant."),
+    ToolSpec("patch_service", "act", PatchServiceArgs,
+             "kubectl patch service: set a Service's pod selector and/or targetPort (the container port its "
+             "endpoints use)."),
     ToolSpec("workspace_list", "workspace", WorkspaceListArgs, "List files in your workspace."),
     ToolSpec("workspace_read", "workspace", WorkspaceReadArgs, "Read a file from your workspace."),
     ToolSpec("workspace_write", "workspace", WorkspaceWriteArgs, "Write (or append to) a file in your workspace."),
@@ -384,6 +408,7 @@ class ToolBox:
             "rollback": self._rollback,
             "deploy_patch": self._deploy_patch,
             "set_config": self._set_config,
+            "patch_service": self._patch_service,
             "workspace_list": self._ws_list,
             "workspace_read": self._ws_read,
             "workspace_write": self._ws_write,
@@ -569,11 +594,37 @@ class ToolBox:
 
     def _kubectl_get(self, a: KubectlGetArgs) -> ToolResult:
         from engine.kubectl import printers as kubectl
+        from engine.kubectl.paging import list_page, page_token
 
-        objects = self.run.sim.objects(_KIND_API[a.kind])
-        text = kubectl.get(_KIND_API[a.kind], objects, output=a.output, now=self._now(), selector=a.selector,
-                           name=a.name, namespace=self.run.sim.app.namespace)
-        return ToolResult(True, text)
+        kind = _KIND_API[a.kind]
+        ns = self.run.sim.app.namespace
+        objects = self.run.sim.objects(kind)
+        if a.name is not None:
+            text = kubectl.get(kind, objects, output=a.output, now=self._now(), selector=a.selector, name=a.name,
+                               namespace=ns, sort_by=".lastTimestamp" if kind == "Event" else None)
+            return ToolResult(True, text)
+        items = kubectl.select(kind, objects, selector=a.selector, namespace=ns)
+        page = list_page(kind, items, a.limit, a.continue_)
+
+        def render(chunk: list[dict[str, Any]], token: str | None, remaining: int) -> str:
+            text = kubectl.get(kind, chunk, output=a.output, now=self._now(), namespace=ns,
+                               sort_by=".lastTimestamp" if kind == "Event" else None,
+                               list_meta={"continue": token, "remainingItemCount": remaining} if token else None)
+            if token is None or a.output in ("json", "yaml"):
+                return text  # a List carries its continue token and remainingItemCount in metadata
+            older = " older" if kind == "Event" else ""
+            return (text + f"-- {len(chunk)} {a.kind} shown, {remaining} more{older} not shown; next page: "
+                           f"kubectl_get kind={a.kind} continue={token}\n")
+
+        chunk, rest = page.items, page.rest
+        text = render(chunk, page_token(kind, chunk, rest), len(rest))
+        budget = MAX_OUTPUT_CHARS - 200
+        while len(text) > budget and len(chunk) > 1:
+            keep = max(1, min(len(chunk) - 1, int(len(chunk) * budget / len(text))))
+            chunk, rest = chunk[:keep], chunk[keep:] + rest
+            text = render(chunk, page_token(kind, chunk, rest), len(rest))
+        return ToolResult(True, text, data={"continue": page_token(kind, chunk, rest), "remaining": len(rest),
+                                            "items": len(chunk)})
 
     def _kubectl_describe(self, a: KubectlDescribeArgs) -> ToolResult:
         from engine.kubectl import describe as kubectl
@@ -789,6 +840,13 @@ class ToolBox:
                                     summary=f"config: {'unset ' + a.key if a.value is None else a.key + '=' + a.value}",
                                     author=self.operator)
         return ToolResult(True, f"{rec.id}: {a.service} {a.key} set; rolling out", data={"change": rec.id})
+
+    def _patch_service(self, a: PatchServiceArgs) -> ToolResult:
+        if a.selector is None and a.target_port is None:
+            raise ValueError("give a selector or a target_port")
+        rec = self.run.sim.patch_service(a.service, selector=a.selector, target_port=a.target_port,
+                                         author=self.operator)
+        return ToolResult(True, f"service/{a.service} patched ({rec.id}: {rec.summary})", data={"change": rec.id})
 
     # ----------------------------------------------------------------- workspace
 

@@ -15,8 +15,15 @@ kube-state-metrics tell the story an SRE expects:
   unscheduled, then pending, then not-ready, then newest pods first.
 * **StatefulSet controller**: ordinal pod names, ``OrderedReady`` creation, rolling
   update from the highest ordinal; a deleted pod comes back with the same name.
-* **Scheduler**: spreads a workload's pods over zones, then nodes; respects CPU requests
-  and node readiness; unschedulable pods stay ``Pending`` with ``FailedScheduling``.
+* **Scheduler**: filters nodes on taints (a node that stopped reporting) and on CPU and
+  memory requests against allocatable minus what is already requested, then spreads a
+  workload's pods over zones and nodes; an unschedulable pod stays ``Pending`` with the
+  default scheduler's ``FailedScheduling`` message (:meth:`Cluster.fit_error`).
+* **Kubelet, config**: ConfigMap and Secret references are resolved as the kubelet does:
+  a missing volume source keeps the pod ``ContainerCreating`` with ``FailedMount``; a
+  missing env source or key gives ``CreateContainerConfigError`` (:meth:`Cluster._config_failure`).
+* **Endpoints**: a Service's endpoints are the ready pods its selector matches, on its
+  targetPort (:meth:`Cluster.endpoint_addresses`).
 * **Kubelet**: image pull (cached per node, ``ErrImagePull`` then ``ImagePullBackOff`` for
   an image the registry lacks), container start, application start-up time, readiness
   and liveness probes, restarts with the kubelet's back-off (10 s doubling to 300 s,
@@ -29,6 +36,7 @@ kube-state-metrics tell the story an SRE expects:
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
 from collections.abc import Callable
@@ -43,12 +51,15 @@ from engine.kubectl.quantity import parse_quantity
 from engine.sim.effects import Effect
 from engine.sim.k8s import (
     Condition,
+    ConfigObjectState,
     ContainerStatus,
+    EndpointAddress,
     Event,
     Node,
     Pod,
     PodTemplate,
     ReplicaSet,
+    ServiceObject,
     Workload,
     encode_hash,
     timestamp,
@@ -94,6 +105,12 @@ def resolve_int_or_percent(value: str, total: int, round_up: bool) -> int:
         raw = float(value[:-1]) * total / 100.0
         return math.ceil(raw) if round_up else math.floor(raw)
     return int(value)
+
+
+def _name_uid(name: str) -> str:
+    """A uid derived from an object's kind and name (a UUID's shape, hex digits)."""
+    h = hashlib.sha256(name.encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
 
 
 @dataclass
@@ -151,6 +168,10 @@ class Cluster:
         self._ksm_common = {"job": "kube-state-metrics", "namespace": self.ns}
         self.svc = {s.name: s for s in app.services}
         self._build_nodes()
+        self.config_objects: dict[tuple[str, str], ConfigObjectState] = {}
+        self.services: dict[str, ServiceObject] = {}
+        self._objects_stamped = False
+        self._build_objects()
 
     # ----------------------------------------------------------------- helpers
 
@@ -224,6 +245,7 @@ class Cluster:
             template=template,
             created_t=self.t,
         )
+        self._stamp_objects()
         self.workloads[wl.name] = wl
         self._init_workload_series(wl)
         self._dirty.add(wl.name)
@@ -552,46 +574,48 @@ class Cluster:
         self._bump()
         return pod
 
-    def _requests_cpu(self, template: PodTemplate) -> float:
-        return template.resources.requests.cpu_cores() or 0.0
-
     def _do_schedule(self, pod: Pod, t: float) -> None:
-        wl = self.workloads[pod.service]
-        need = self._requests_cpu(pod.template)
-        used = {n.name: 0.0 for n in self.nodes}
+        """Bind ``pod`` to a node (:meth:`fit_error` filters), spreading a workload's pods over
+        zones, then nodes, then the least requested; an unschedulable pod stays ``Pending``
+        with a ``FailedScheduling`` warning and is retried after 10 s doubling to 5 min (the
+        scheduling queue's back-off and its periodic flush of unschedulable pods; assumption
+        for the exact times)."""
+        used: dict[str, tuple[float, float]] = {n.name: (0.0, 0.0) for n in self.nodes}
         same_zone: dict[str, int] = {z: 0 for z in self.app.cluster.zones}
         same_node = {n.name: 0 for n in self.nodes}
         for other in self.pods.values():
             if other.node is None or other is pod:
                 continue
-            used[other.node] += self._requests_cpu(other.template)
+            cpu, mem = self._pod_requests(other.template)
+            u = used[other.node]
+            used[other.node] = (u[0] + cpu, u[1] + mem)
             if other.service == pod.service and not other.terminating:
                 same_node[other.node] += 1
                 if other.zone:
                     same_zone[other.zone] += 1
-        candidates = [n for n in self.nodes if n.ready and n.condition == "True" and used[n.name] + need <= n.cpu]
-        if not candidates:
-            down = sum(1 for n in self.nodes if not n.ready or n.condition != "True")
-            busy = len(self.nodes) - down
-            msg = f"0/{len(self.nodes)} nodes are available: "
-            parts = []
-            if down:
-                parts.append(f"{down} node(s) had untolerated taint {{node.kubernetes.io/unreachable: }}")
-            if busy:
-                parts.append(f"{busy} Insufficient cpu")
-            self.event("Pod", pod.name, "Warning", "FailedScheduling", msg + ", ".join(parts) + ".",
-                       "default-scheduler")
-            self._push(t + 10.0, pod, "schedule")
+        first, msg = self.fit_error(pod, used)
+        if first is None:
+            pod.unschedulable = msg
+            self.event("Pod", pod.name, "Warning", "FailedScheduling", msg, "default-scheduler")
+            self._sync_pod_series(pod)
+            self._push(t + self._config_retry_s(pod), pod, "schedule")
             return
-        best = min(candidates, key=lambda n: (same_zone[n.zone], same_node[n.name], used[n.name], n.name))
+        need_cpu, need_mem = self._pod_requests(pod.template)
+        candidates = [n for n in self.nodes if self._node_taint_reason(n) is None
+                      and not (need_cpu > 0 and need_cpu > n.cpu - used[n.name][0] + 1e-9)
+                      and not (need_mem > 0 and need_mem > n.memory - used[n.name][1] + 0.5)]
+        best = min(candidates, key=lambda n: (same_zone[n.zone], same_node[n.name], used[n.name][0], n.name))
         pod.node, pod.zone, pod.scheduled_t = best.name, best.zone, t
+        pod.unschedulable = ""
+        pod.retry_s = 0.0
         self.event("Pod", pod.name, "Normal", "Scheduled",
                    f"Successfully assigned {self.ns}/{pod.name} to {best.name}", "default-scheduler")
         self._sync_pod_series(pod)
         self._push(t + 1.0, pod, "pull")
-        _ = wl
 
     def _do_pull(self, pod: Pod, t: float) -> None:
+        if self._blocked_on_volumes(pod, t):
+            return
         node = self.node(pod.node or "")
         image = pod.template.image
         c = pod.container
@@ -634,6 +658,8 @@ class Cluster:
         self._do_start(pod, t)
 
     def _do_start(self, pod: Pod, t: float) -> None:
+        if self._blocked_on_env(pod, t):
+            return
         c = pod.container
         svc = self.svc[pod.service]
         self.event("Pod", pod.name, "Normal", "Created", f"Created container {c.name}")
@@ -835,6 +861,259 @@ class Cluster:
                        f"Container {pod.container.name} failed liveness probe, will be restarted")
             self.on_log(pod, "killed", {})
             self._terminate_container(pod, t, "Error", 137)
+
+    # ----------------------------------------------------------------- config objects, services, endpoints
+
+    def _build_objects(self) -> None:
+        """The namespace's ConfigMaps, Secrets and Services, from the app model.
+
+        UIDs are derived from names (not drawn from ``rng``), so adding objects leaves every
+        pod name and uid of a seed as it was.
+        """
+        for obj in self.app.config_objects:
+            self.config_objects[(obj.kind, obj.name)] = ConfigObjectState(
+                obj.kind, obj.name, self.ns, _name_uid(f"{obj.kind}/{obj.name}"), list(obj.keys), obj.type,
+                dict(obj.labels), self.t)
+        for index, svc in enumerate(self.app.services):
+            if svc.service_port is None:
+                continue
+            self.services[svc.name] = ServiceObject(
+                svc.name, self.ns, _name_uid(f"Service/{svc.name}"),
+                f"10.96.{index // 200}.{index % 200 + 10}", svc.service_port,
+                svc.port if svc.port is not None else svc.service_port, svc.protocol, {"app": svc.name}, self.t)
+
+    def _stamp_objects(self) -> None:
+        """Objects are applied with the app: they take the creation time of its first workload."""
+        if self._objects_stamped:
+            return
+        self._objects_stamped = True
+        for obj in self.config_objects.values():
+            obj.created_t = self.t
+        for svc in self.services.values():
+            svc.created_t = self.t
+
+    def patch_service(self, name: str, *, selector: dict[str, str] | None = None,
+                      target_port: int | str | None = None) -> ServiceObject:
+        """Change a Service's selector and/or targetPort (``kubectl patch service``).
+
+        Raises:
+            KeyError: no such Service.
+        """
+        svc = self.services[name]
+        if selector is not None:
+            svc.selector = dict(selector)
+        if target_port is not None:
+            svc.target_port = target_port
+        svc.resource_version += 1
+        self._bump()
+        return svc
+
+    def set_config_keys(self, kind: str, name: str, keys: list[str]) -> ConfigObjectState:
+        """Replace the key set of a ConfigMap or Secret (an edit that adds or drops keys).
+
+        Raises:
+            KeyError: no such object.
+        """
+        obj = self.config_objects[(kind, name)]
+        obj.keys = list(keys)
+        obj.revision += 1
+        self._bump()
+        return obj
+
+    def rotate(self, kind: str, name: str) -> ConfigObjectState:
+        """New values under the same keys (a credential rotation); returns the object.
+
+        Raises:
+            KeyError: no such object.
+        """
+        obj = self.config_objects[(kind, name)]
+        obj.revision += 1
+        obj.rotated_t = self.t
+        self._bump()
+        return obj
+
+    def pod_labels(self, pod: Pod) -> dict[str, str]:
+        """A pod's labels as its controller sets them (see :meth:`Pod.to_k8s`)."""
+        wl = self.workloads[pod.service]
+        if pod.owner_kind == "ReplicaSet":
+            return {**wl.labels(), "pod-template-hash": pod.template_hash}
+        return {**wl.labels(), "controller-revision-hash": f"{pod.owner_name}-{pod.template_hash}"}
+
+    def endpoint_addresses(self, name: str) -> list[EndpointAddress]:
+        """The pods a Service selects that have an IP (scheduled), by pod name, with the port its
+        targetPort resolves to on them (None for a port name: the simulated containers' one port
+        is unnamed).
+
+        Raises:
+            KeyError: no such Service.
+        """
+        svc = self.services[name]
+        if not svc.selector:
+            return []  # a Service without a selector gets no managed endpoints
+        port = svc.target_port if isinstance(svc.target_port, int) else None
+        out = []
+        for pod in sorted(self.pods.values(), key=lambda p: p.name):
+            if pod.node is None:
+                continue
+            labels = self.pod_labels(pod)
+            if all(labels.get(k) == v for k, v in svc.selector.items()):
+                out.append(EndpointAddress(pod.name, pod.uid, pod.ip, port, pod.node, pod.ready, pod.terminating))
+        return out
+
+    def service_reaches_pods(self, name: str) -> bool:
+        """Whether connections to Service ``name`` reach a serving container: some ready endpoint
+        whose port is the container port the workload listens on. A Service whose selector
+        matches no pod, or whose targetPort is a port no container listens on, reaches nothing
+        (kube-proxy rejects connections to a Service without endpoints; a wrong port is refused
+        by the pod), so callers see ``connection refused``."""
+        svc = self.services.get(name)
+        model = self.svc.get(name)
+        if svc is None or model is None:
+            return True
+        if svc.selector == {"app": name} and svc.target_port == (model.port or model.service_port):
+            return True  # the manifest's own Service: its pods' readiness decides, as before
+        return any(a.ready and not a.terminating and a.port == model.port for a in self.endpoint_addresses(name))
+
+    def _config_failure(self, pod: Pod, volumes: bool) -> str | None:
+        """Why the kubelet cannot set up ``pod``'s volumes (``volumes``) or container env, or None.
+
+        Texts are the kubelet's: volume set-up (``pkg/volume/configmap``, ``pkg/volume/secret``:
+        ``configmap "x" not found``, ``configmap references non-existent config key: k``,
+        ``secret references non-existent secret key: k``) under ``MountVolume.SetUp failed for
+        volume "v" :``; env (``pkg/kubelet/kubelet_pods.go`` makeEnvironmentVariables, envFrom
+        first, then env): the API's ``configmap "x" not found`` / ``secret "x" not found`` and
+        ``couldn't find key k in ConfigMap ns/x`` / ``couldn't find key k in Secret ns/x``.
+        Optional references are skipped, as the kubelet does.
+        """
+        refs = pod.template.config_refs
+        if not refs:
+            return None
+        if volumes:
+            for ref in refs:
+                if ref.volume is None:
+                    continue
+                obj = self.config_objects.get((ref.kind, ref.name))
+                what = ref.kind.lower()
+                if obj is None:
+                    if not ref.optional:
+                        return f'MountVolume.SetUp failed for volume "{ref.volume}" : {what} "{ref.name}" not found'
+                elif ref.key is not None and ref.key not in obj.keys and not ref.optional:
+                    detail = ("configmap references non-existent config key" if ref.kind == "ConfigMap"
+                              else "secret references non-existent secret key")
+                    return f'MountVolume.SetUp failed for volume "{ref.volume}" : {detail}: {ref.key}'
+            return None
+        ordered = [r for r in refs if r.volume is None and r.env is None] + \
+                  [r for r in refs if r.volume is None and r.env is not None]
+        for ref in ordered:
+            obj = self.config_objects.get((ref.kind, ref.name))
+            if obj is None:
+                if not ref.optional:
+                    return f'{ref.kind.lower()} "{ref.name}" not found'
+                continue
+            if ref.key is not None and ref.key not in obj.keys and not ref.optional:
+                return f"couldn't find key {ref.key} in {ref.kind} {self.ns}/{ref.name}"
+        return None
+
+    def _config_retry_s(self, pod: Pod) -> float:
+        """The next retry of a pod blocked on its config: 10 s doubling to 300 s (assumption,
+        shaped like the kubelet's pod-worker and volume-manager back-off)."""
+        pod.retry_s = BACKOFF_INITIAL_S if pod.retry_s == 0 else min(pod.retry_s * 2, BACKOFF_MAX_S)
+        return pod.retry_s
+
+    def _blocked_on_volumes(self, pod: Pod, t: float) -> bool:
+        """The kubelet waits for volumes before it pulls and creates containers: a missing
+        ConfigMap or Secret (or key of an ``items`` list) keeps the pod ``ContainerCreating``
+        with ``FailedMount`` warnings until it appears."""
+        msg = self._config_failure(pod, volumes=True)
+        if msg is None:
+            return False
+        c = pod.container
+        c.state, c.reason, c.message = "waiting", "ContainerCreating", ""
+        self.event("Pod", pod.name, "Warning", "FailedMount", msg)
+        self._sync_pod_series(pod)
+        self._push(t + self._config_retry_s(pod), pod, "pull")
+        return True
+
+    def _blocked_on_env(self, pod: Pod, t: float) -> bool:
+        """``CreateContainerConfigError``: the container cannot be created because an env
+        reference does not resolve (kuberuntime ``startContainer``: the container status is
+        ``Waiting`` with that reason and the error as message, and a ``Failed`` warning
+        ``Error: <message>``); the kubelet retries on its next sync of the pod."""
+        msg = self._config_failure(pod, volumes=False)
+        if msg is None:
+            return False
+        c = pod.container
+        c.state, c.reason, c.message = "waiting", "CreateContainerConfigError", msg
+        self.event("Pod", pod.name, "Warning", "Failed", f"Error: {msg}")
+        self._sync_pod_series(pod)
+        self._push(t + self._config_retry_s(pod), pod, "pull")
+        self._bump()
+        return True
+
+    # ----------------------------------------------------------------- scheduler
+
+    def _pod_requests(self, template: PodTemplate) -> tuple[float, float]:
+        """CPU cores and memory bytes the scheduler counts for a pod: its requests, or its
+        limits where a request is unset (``SetDefaults_Pod`` copies limits into unset requests,
+        ``pkg/apis/core/v1/defaults.go``)."""
+        req, lim = template.resources.requests, template.resources.limits
+        cpu = req.cpu_cores() if req.cpu is not None else lim.cpu_cores()
+        mem = req.memory_bytes() if req.memory is not None else lim.memory_bytes()
+        return float(cpu or 0.0), float(mem or 0.0)
+
+    def _node_taint_reason(self, node: Node) -> str | None:
+        """The TaintToleration filter's reason for a node the pod cannot tolerate, or None."""
+        if not node.ready or node.condition != "True":
+            return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
+        return None
+
+    def fit_error(self, pod: Pod, used: dict[str, tuple[float, float]]) -> tuple[Node | None, str]:
+        """Filter the nodes for ``pod`` as the default scheduler does (TaintToleration, then
+        NodeResourcesFit on CPU and memory requests against allocatable minus what the pods
+        bound to the node request): the feasible nodes' best, or the FitError message.
+
+        The message is ``FitError.Error()`` (``pkg/scheduler/framework/types.go``) with the
+        default preemption plugin's PostFilter message, as v1.30 writes it: ``0/6 nodes are
+        available: 6 Insufficient memory. preemption: 0/6 nodes are available: 6 No preemption
+        victims found for incoming pod..`` -- reason counts sorted as strings; the doubled final
+        period is real (the preemption message ends in one and ``SeparatorFormat`` " %v." adds
+        another). Nodes rejected by a taint are UnschedulableAndUnresolvable, so preemption
+        reports ``Preemption is not helpful for scheduling`` for them; no pod of these apps has
+        a PriorityClass, so no pod is ever a preemption victim.
+        """
+        need_cpu, need_mem = self._pod_requests(pod.template)
+        reasons: dict[str, int] = {}
+        preempt: dict[str, int] = {}
+        feasible: list[Node] = []
+        for node in self.nodes:
+            taint = self._node_taint_reason(node)
+            if taint is not None:
+                reasons[taint] = reasons.get(taint, 0) + 1
+                why = "Preemption is not helpful for scheduling"
+                preempt[why] = preempt.get(why, 0) + 1
+                continue
+            cpu_used, mem_used = used.get(node.name, (0.0, 0.0))
+            short = []
+            if need_cpu > 0 and need_cpu > node.cpu - cpu_used + 1e-9:
+                short.append("Insufficient cpu")
+            if need_mem > 0 and need_mem > node.memory - mem_used + 0.5:
+                short.append("Insufficient memory")
+            if not short:
+                feasible.append(node)
+                continue
+            for r in short:
+                reasons[r] = reasons.get(r, 0) + 1
+            why = "No preemption victims found for incoming pod"
+            preempt[why] = preempt.get(why, 0) + 1
+        if feasible:
+            return feasible[0], ""
+        n = len(self.nodes)
+
+        def histogram(counts: dict[str, int]) -> str:
+            return ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
+
+        post = f"preemption: 0/{n} nodes are available: {histogram(preempt)}."
+        return None, f"0/{n} nodes are available: {histogram(reasons)}. {post}."
 
     # ----------------------------------------------------------------- nodes
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from engine.apps.model import ConfigRef
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, LogHint, SourceContains
 from engine.sim.remedy import head_flag_variant, set_flag, undo_edit
 from engine.substrate import ChangeRecord, FaultInstance, SubstrateError
@@ -88,6 +89,9 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         inst.changes.append(rec)
         sim.inject(_effect(spec, spec.effect, eid, when=SourceContains(path=ch.file, text=ch.defect_marker())))
         inst.effect_ids.append(eid)
+        return inst
+    if m in OBJECT_MECHANISMS:
+        _inject_object_fault(sim, spec, inst, eid)
         return inst
     cfg = spec.config
     if m in ("config-patch", "feature-flag", "scale", "resource-limit", "image", "readiness-probe"):
@@ -158,6 +162,105 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
     return inst
 
 
+OBJECT_MECHANISMS = ("config-ref", "service-change", "secret-rotation")
+"""Faults in the Kubernetes objects around a workload: its ConfigMap/Secret references, its
+Service, its Secret's values."""
+
+
+def with_ref(refs: tuple[ConfigRef, ...], ref: ConfigRef) -> tuple[ConfigRef, ...]:
+    """``refs`` with ``ref`` in place of the reference of the same env var (or volume), or
+    appended."""
+    out: list[ConfigRef] = []
+    replaced = False
+    for r in refs:
+        if (ref.env is not None and r.env == ref.env) or (ref.volume is not None and r.volume == ref.volume):
+            if not replaced:
+                out.append(ref)
+                replaced = True
+        else:
+            out.append(r)
+    if not replaced:
+        out.append(ref)
+    return tuple(out)
+
+
+def _inject_object_fault(sim: Simulator, spec: FaultSpec, inst: FaultInstance, eid: str) -> None:
+    """``config-ref``: roll out the target's template with the fault's ConfigMap/Secret reference
+    (a plain env var of the same name moves into the reference); new pods meet the kubelet's
+    ``CreateContainerConfigError`` when the key or object does not exist, old pods keep
+    serving while the rollout waits for them.
+
+    ``service-change``: apply the target's Service with the fault's selector or targetPort;
+    its endpoints empty (or point at a port nobody listens on) and every caller's connections
+    are refused.
+
+    ``secret-rotation``: new values under the Secret's keys, as a credential rotation does,
+    with the backend already switched to them; pods that read the Secret into env vars at start
+    keep the old value until they restart (env from a Secret is resolved once, at container
+    creation), so the effect -- what the target does with stale credentials, e.g. an
+    authentication error from its database -- holds on pods started before the rotation.
+    """
+    target = spec.target
+    wl = sim.cluster.workloads[target]
+    if spec.mechanism == "config-ref":
+        cfg = spec.config
+        assert cfg is not None and cfg.config_ref is not None
+        tpl = wl.template
+        inst.original["config_refs"] = tpl.config_refs
+        ref = cfg.config_ref
+        env: dict[str, str | None] = {}
+        if ref.env is not None and ref.env in tpl.env_dict():
+            inst.original["env"] = {ref.env: tpl.env_dict()[ref.env]}
+            env = {ref.env: None}  # the plain env var moves into the reference
+        inst.changes.append(sim.deploy_config_refs(target, with_ref(tpl.config_refs, ref), env=env,
+                                                   summary=cfg.summary, author=cfg.author))
+        return
+    if spec.mechanism == "service-change":
+        sc = spec.service_change
+        assert sc is not None
+        svc = sim.cluster.services[target]
+        inst.original["selector"] = dict(svc.selector)
+        inst.original["target_port"] = svc.target_port
+        inst.changes.append(sim.patch_service(target, selector=sc.selector, target_port=sc.target_port,
+                                              summary=sc.summary, author=sc.author))
+        return
+    rt = spec.runtime
+    assert rt is not None and rt.secret is not None and spec.effect is not None
+    inst.original["secret"] = rt.secret
+    inst.changes.append(sim.rotate_config_object("Secret", rt.secret, service=target,
+                                                 summary=f"rotate credentials in Secret {rt.secret}",
+                                                 author="secrets-rotation"))
+    sim.inject(_effect(spec, spec.effect, eid, started_before=sim.now + 1e-6))
+    inst.effect_ids.append(eid)
+
+
+def _revert_object_fault(sim: Simulator, inst: FaultInstance, summary: str, author: str) -> list[ChangeRecord]:
+    """Undo an object fault where it is still in place: the template's references (and the env
+    var moved into one) come back, the Service's selector and targetPort come back; a rotation
+    ends (its effect is removed by the caller: the stale pods are replaced, or the old
+    credentials are accepted again)."""
+    spec = inst.spec
+    target = spec.target
+    out: list[ChangeRecord] = []
+    if spec.mechanism == "config-ref":
+        cfg = spec.config
+        assert cfg is not None and cfg.config_ref is not None
+        wl = sim.cluster.workloads[target]
+        if cfg.config_ref in wl.template.config_refs:
+            out.append(sim.deploy_config_refs(target, tuple(inst.original["config_refs"]),
+                                              env=dict(inst.original.get("env") or {}), summary=summary,
+                                              author=author))
+    elif spec.mechanism == "service-change":
+        sc = spec.service_change
+        assert sc is not None
+        svc = sim.cluster.services[target]
+        if (sc.selector is None or svc.selector == sc.selector) and \
+                (sc.target_port is None or svc.target_port == sc.target_port):
+            out.append(sim.patch_service(target, selector=dict(inst.original["selector"]),
+                                         target_port=inst.original["target_port"], summary=summary, author=author))
+    return out
+
+
 def _remove_effects(sim: Simulator, inst: FaultInstance) -> None:
     for eid in inst.effect_ids:
         with contextlib.suppress(SubstrateError):  # already gone
@@ -183,7 +286,9 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
     summary = revert_subject(inst.changes[0].summary if inst.changes else spec.title)
     author = revert_author(sim.app.name, spec, sim.now)
     m = spec.mechanism
-    if m == "code-change":
+    if m in OBJECT_MECHANISMS:
+        out.extend(_revert_object_fault(sim, inst, summary, author))
+    elif m == "code-change":
         ch = spec.change
         assert ch is not None
         text = sim.head_files(target).get(ch.file, "")

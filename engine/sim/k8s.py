@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engine.apps.model import Probe, Resources
+from engine.apps.model import ConfigRef, Probe, Resources
 from engine.kubectl.quantity import format_cpu, format_memory
 
 EPOCH = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
@@ -59,15 +59,19 @@ class PodTemplate:
     liveness_probe: Probe | None
     commit: str
     change_cause: str = ""
+    config_refs: tuple[ConfigRef, ...] = ()
+    """ConfigMap and Secret references (env ``valueFrom``, ``envFrom``, volumes)."""
 
     def env_dict(self) -> dict[str, str]:
         return dict(self.env)
 
     def template_hash(self) -> str:
         """The ``pod-template-hash`` label value (10 characters, deterministic)."""
-        return encode_hash(
-            repr((self.image, self.env, self.resources, self.readiness_probe, self.liveness_probe, self.commit))
-        )
+        key: tuple[Any, ...] = (self.image, self.env, self.resources, self.readiness_probe, self.liveness_probe,
+                                self.commit)
+        if self.config_refs:  # templates without refs keep the hashes they always had
+            key = (*key, self.config_refs)
+        return encode_hash(repr(key))
 
     def replace(self, **changes: Any) -> PodTemplate:
         from dataclasses import replace
@@ -205,6 +209,10 @@ class Pod:
     next_liveness_t: float | None = None
     slot: int = -1
     series: dict[str, int] = field(default_factory=dict)
+    unschedulable: str = ""
+    """The scheduler's last FitError message while the pod cannot be placed ("" otherwise)."""
+    retry_s: float = 0.0
+    """Back-off of scheduling and config retries, seconds (apart from the crash back-off)."""
 
     @property
     def terminating(self) -> bool:
@@ -224,6 +232,8 @@ class Pod:
             return "Terminating"
         if self.status_reason:
             return self.status_reason
+        if self.node is None:
+            return self.phase  # not scheduled: no container status yet (kubectl prints Pending)
         c = self.container
         if c.state == "waiting":
             return c.reason
@@ -255,19 +265,22 @@ class Pod:
             meta["deletionGracePeriodSeconds"] = 30
         container = container_spec(self.container.name, self.template)
         ready = "True" if self.ready else "False"
+        scheduled: dict[str, Any] = {"type": "PodScheduled", "status": "True" if self.node else "False"}
+        if self.node is None and self.unschedulable:
+            scheduled.update(reason="Unschedulable", message=self.unschedulable)
         conditions = [
-            {"type": "PodScheduled", "status": "True" if self.node else "False"},
+            scheduled,
             {"type": "Initialized", "status": "True" if self.node else "False"},
             {"type": "ContainersReady", "status": ready},
             {"type": "Ready", "status": ready},
-        ]
+        ] if self.node or not self.unschedulable else [scheduled]  # an unschedulable pod has only PodScheduled
         status: dict[str, Any] = {
             "phase": self.phase,
             "conditions": conditions,
             "podIP": self.ip if self.node else None,
             "hostIP": None,
             "startTime": timestamp(self.scheduled_t) if self.scheduled_t is not None else None,
-            "containerStatuses": [self.container.to_k8s()],
+            "containerStatuses": [self.container.to_k8s()] if self.node else None,
             "qosClass": qos_class(self.template.resources),
         }
         if self.status_reason:
@@ -281,6 +294,7 @@ class Pod:
                 "containers": [container],
                 "restartPolicy": "Always",
                 "terminationGracePeriodSeconds": 30,
+                "volumes": volume_specs(self.template) or None,
             },
             "status": status,
         }
@@ -294,6 +308,21 @@ def qos_class(resources: Resources) -> str:
     if req.cpu or req.memory or lim.cpu or lim.memory:
         return "Burstable"
     return "BestEffort"
+
+
+def volume_specs(template: PodTemplate) -> list[dict[str, Any]]:
+    """The ``configMap`` and ``secret`` volumes of a pod template (``spec.volumes``)."""
+    out: list[dict[str, Any]] = []
+    for ref in template.config_refs:
+        if ref.volume is None:
+            continue
+        source: dict[str, Any] = {"name": ref.name} if ref.kind == "ConfigMap" else {"secretName": ref.name}
+        if ref.key is not None:
+            source["items"] = [{"key": ref.key, "path": ref.key}]
+        if ref.optional:
+            source["optional"] = True
+        out.append({"name": ref.volume, "configMap" if ref.kind == "ConfigMap" else "secret": source})
+    return out
 
 
 def probe_spec(probe: Probe) -> dict[str, Any]:
@@ -323,12 +352,29 @@ def container_spec(name: str, template: PodTemplate, port: int | None = None) ->
         values = {k: v for k, v in (("cpu", rl.cpu), ("memory", rl.memory)) if v is not None}
         if values:
             res[kind] = values
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in template.env]
+    env_from: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    for ref in template.config_refs:
+        ref_key = "configMapKeyRef" if ref.kind == "ConfigMap" else "secretKeyRef"
+        obj_ref = "configMapRef" if ref.kind == "ConfigMap" else "secretRef"
+        opt = {"optional": True} if ref.optional else {}
+        if ref.volume is not None:
+            mounts.append({"name": ref.volume, "mountPath": ref.mount_path, "readOnly": True})
+        elif ref.env is not None and ref.key is not None:
+            env.append({"name": ref.env, "valueFrom": {ref_key: {"name": ref.name, "key": ref.key, **opt}}})
+        else:
+            env_from.append({obj_ref: {"name": ref.name, **opt}})
     spec: dict[str, Any] = {
         "name": name,
         "image": template.image,
-        "env": [{"name": k, "value": v} for k, v in template.env],
+        "env": env,
         "resources": res,
     }
+    if env_from:
+        spec["envFrom"] = env_from
+    if mounts:
+        spec["volumeMounts"] = mounts
     if port is not None:
         spec["ports"] = [{"containerPort": port, "protocol": "TCP"}]
     if template.readiness_probe is not None:
@@ -500,3 +546,178 @@ class Event:
             "firstTimestamp": timestamp(self.first_t),
             "lastTimestamp": timestamp(self.last_t),
         }
+
+
+WITHHELD = "(withheld)"
+"""What a Secret's value reads as in every operator-visible rendering: values never leave the
+simulator (it does not model them); only key names do."""
+
+
+@dataclass
+class ConfigObjectState:
+    """A ConfigMap or Secret in the namespace: its keys, and a revision that a rotation bumps.
+
+    Values are not modelled: in API dicts every key's value reads :data:`WITHHELD` for both
+    kinds (departure from a real API server, which returns ConfigMap values and base64 Secret
+    values), so nothing pretends to be real content and no Secret value can leak.
+
+    Attributes:
+        kind: ``ConfigMap`` or ``Secret``.
+        keys: key names, in the manifest's order.
+        revision: bumped by every change to the data (a key dropped or added, a rotation);
+            it is the object's ``resourceVersion`` suffix.
+        rotated_t: run time of the last value rotation (None: never rotated), seconds.
+    """
+
+    kind: str
+    name: str
+    namespace: str
+    uid: str
+    keys: list[str]
+    type: str
+    labels: dict[str, str]
+    created_t: float
+    revision: int = 1
+    rotated_t: float | None = None
+
+    def to_k8s(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "name": self.name,
+            "namespace": self.namespace,
+            "uid": self.uid,
+            "resourceVersion": str(1000 + self.revision),
+            "creationTimestamp": timestamp(self.created_t),
+        }
+        if self.labels:
+            meta["labels"] = dict(self.labels)
+        out: dict[str, Any] = {"apiVersion": "v1", "kind": self.kind, "metadata": meta,
+                               "data": {k: WITHHELD for k in self.keys}}
+        if self.kind == "Secret":
+            out["type"] = self.type
+        return out
+
+
+@dataclass
+class ServiceObject:
+    """A ClusterIP Service: its selector and port, which a Service change can break.
+
+    ``target_port`` is an int (a container port number) or a port name; the simulated
+    containers declare one unnamed port, so a name never resolves (as a named targetPort
+    that no container port carries does not in Kubernetes).
+    """
+
+    name: str
+    namespace: str
+    uid: str
+    cluster_ip: str
+    port: int
+    target_port: int | str
+    port_name: str
+    selector: dict[str, str]
+    created_t: float
+    resource_version: int = 1
+
+    def to_k8s(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": self.name, "namespace": self.namespace, "uid": self.uid,
+                         "labels": {"app": self.name}, "resourceVersion": str(1000 + self.resource_version),
+                         "creationTimestamp": timestamp(self.created_t)},
+            "spec": {
+                "type": "ClusterIP",
+                "clusterIP": self.cluster_ip,
+                "selector": dict(self.selector),
+                "ports": [{"name": self.port_name, "port": self.port, "targetPort": self.target_port,
+                           "protocol": "TCP"}],
+            },
+        }
+
+
+@dataclass(frozen=True)
+class EndpointAddress:
+    """One pod behind a Service: its IP, the resolved port (None: the targetPort name does not
+    resolve on the pod), node and readiness."""
+
+    pod: str
+    uid: str
+    ip: str
+    port: int | None
+    node: str | None
+    ready: bool
+    terminating: bool
+
+
+def endpoints_k8s(svc: ServiceObject, addrs: list[EndpointAddress]) -> dict[str, Any]:
+    """The ``v1/Endpoints`` object the endpoints controller writes for ``svc``
+    (``pkg/controller/endpoint/endpoints_controller.go``): one subset with the ready pods in
+    ``addresses`` and the not-ready ones in ``notReadyAddresses``; terminating pods and pods on
+    which the port does not resolve are left out; no subset at all when nothing is left."""
+    # RepackSubsets sorts addresses by IP (as a string), then uid (pkg/api/v1/endpoints).
+    usable = sorted((a for a in addrs if a.port is not None and not a.terminating), key=lambda a: (a.ip, a.uid))
+
+    def addr(a: EndpointAddress) -> dict[str, Any]:
+        out: dict[str, Any] = {"ip": a.ip, "targetRef": {"kind": "Pod", "name": a.pod, "namespace": svc.namespace,
+                                                         "uid": a.uid}}
+        if a.node:
+            out["nodeName"] = a.node
+        return out
+
+    subsets: list[dict[str, Any]] = []
+    if usable:
+        subset: dict[str, Any] = {}
+        ready = [addr(a) for a in usable if a.ready]
+        not_ready = [addr(a) for a in usable if not a.ready]
+        if ready:
+            subset["addresses"] = ready
+        if not_ready:
+            subset["notReadyAddresses"] = not_ready
+        subset["ports"] = [{"name": svc.port_name, "port": usable[0].port, "protocol": "TCP"}]
+        subsets.append(subset)
+    out: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": {"name": svc.name, "namespace": svc.namespace, "labels": {"app": svc.name},
+                     "creationTimestamp": timestamp(svc.created_t)},
+    }
+    if subsets:
+        out["subsets"] = subsets
+    return out
+
+
+def endpoint_slice_k8s(svc: ServiceObject, addrs: list[EndpointAddress]) -> dict[str, Any]:
+    """The EndpointSlice the endpointslice controller keeps for ``svc``
+    (``pkg/controller/endpointslice``): every selected pod with an IP, with ``ready`` (Ready
+    and not terminating), ``serving`` and ``terminating`` conditions; the port is the resolved
+    targetPort (``port`` absent when the name does not resolve)."""
+    name = f"{svc.name}-{encode_hash(svc.name, 5)}"
+    port: dict[str, Any] = {"name": svc.port_name, "protocol": "TCP"}
+    resolved = [a.port for a in addrs if a.port is not None]
+    if resolved:
+        port["port"] = resolved[0]
+    endpoints = []
+    for a in addrs:
+        ep: dict[str, Any] = {
+            "addresses": [a.ip],
+            "conditions": {"ready": a.ready and not a.terminating, "serving": a.ready, "terminating": a.terminating},
+            "targetRef": {"kind": "Pod", "name": a.pod, "namespace": svc.namespace, "uid": a.uid},
+        }
+        if a.node:
+            ep["nodeName"] = a.node
+        endpoints.append(ep)
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {
+            "name": name,
+            "namespace": svc.namespace,
+            "labels": {"kubernetes.io/service-name": svc.name,
+                       "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": svc.name, "uid": svc.uid,
+                                 "controller": True, "blockOwnerDeletion": True}],
+            "creationTimestamp": timestamp(svc.created_t),
+        },
+        "addressType": "IPv4",
+        "endpoints": endpoints or None,
+        "ports": [port],
+    }

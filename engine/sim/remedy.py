@@ -1,7 +1,7 @@
 """A catalog fault's reference remedy, and the edits a person makes to cause or undo one.
 
 The remedy of a :class:`~faults.spec.FaultSpec` (``rollback``, ``revert-patch``,
-``set-config``, ``set-flag``, ``scale``, ``restart``) becomes operator tool calls
+``set-config``, ``set-flag``, ``scale``, ``restart``, ``patch-service``) becomes operator tool calls
 (:func:`remedy_steps`), computed from the cluster's state now; the oracle operator makes them
 through the tools and the policy layer. Everything here reads and writes the cluster through
 :class:`~engine.substrate.Substrate` only, so it holds for any substrate; how a substrate
@@ -107,6 +107,15 @@ def remedy_steps(sub: Substrate, inst: FaultInstance) -> list[RemedyStep]:
         fl = spec.config.flag
         return [RemedyStep("set_config", {"service": fl.service, "key": fl.name,
                                           "value": r.value or str(inst.original.get("flag") or "off")})]
+    if r.action == "patch-service":
+        # Re-apply the Service as the app's manifest has it (the selector and targetPort the
+        # fault's edit replaced).
+        args = {"service": service}
+        if "selector" in inst.original:
+            args["selector"] = dict(inst.original["selector"])
+        if isinstance(inst.original.get("target_port"), int):
+            args["target_port"] = inst.original["target_port"]
+        return [RemedyStep("patch_service", args)]
     if r.action == "scale":
         replicas = r.replicas if r.replicas is not None else int(inst.original.get("replicas", 2))
         return [RemedyStep("scale_deployment", {"deployment": service, "replicas": replicas})]

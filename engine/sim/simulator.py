@@ -33,14 +33,14 @@ import numpy.typing as npt
 from alerts.promql.functions import bucket_quantiles
 from alerts.series import SeriesRegistry, SeriesStore, exposition
 from engine.apps.builds import CONFIG_SUFFIXES, build_seconds
-from engine.apps.model import AppModel, Probe, Resources, Service, load_app, source_root
+from engine.apps.model import AppModel, ConfigRef, Probe, Resources, Service, load_app, source_root
 from engine.kubectl.quantity import parse_quantity
 from engine.sim.calltree import compile_forest, pod_cpu_cores
 from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
 from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
-from engine.sim.k8s import Pod, PodTemplate, timestamp
+from engine.sim.k8s import Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s
 from engine.sim.logs import ContainerLog, LogFormatter
 from engine.sim.source import SourceRepo
 from engine.sim.traffic import (
@@ -378,6 +378,7 @@ class Simulator(Substrate):
             readiness_probe=svc.readiness_probe,
             liveness_probe=svc.liveness_probe,
             commit=self.repos[svc.name].head.id,
+            config_refs=svc.config_refs,
         )
 
     def _warm_start(self) -> None:
@@ -795,6 +796,17 @@ class Simulator(Substrate):
                         mode = mode_t
                 ok[ci, traffic.svc_index[dep.service]] = good / len(templates)
                 self._edge_addr[(svc.name, dep.service)] = (addr, mode if good < len(templates) else "ok")
+        for name in sorted(cluster.services):
+            if not cluster.service_reaches_pods(name):
+                # No endpoint on the port the pods listen on: every connection to the Service is
+                # refused (kube-proxy rejects a Service without endpoints), from callers and the
+                # load generator alike (row S).
+                ce = traffic.svc_index[name]
+                ok[:, ce] = 0.0
+                svc_obj = cluster.services[name]
+                for caller in app.services:
+                    if (caller.name, name) in self._edge_addr:
+                        self._edge_addr[(caller.name, name)] = (f"{name}:{svc_obj.port}", "refused")
         for eff in self.edge_effects.values():
             ci, ce = traffic.svc_index[eff.caller], traffic.svc_index[eff.callee]
             share = 1.0
@@ -1091,25 +1103,17 @@ class Simulator(Substrate):
         if kind == "ReplicaSet":
             return [cluster.rs_k8s(w, rs) for w in cluster.workloads.values() for rs in w.replicasets]
         if kind == "Service":
-            return [self._service_k8s(s) for s in self.app.services if s.service_port is not None]
+            return [svc.to_k8s() for svc in cluster.services.values()]
         if kind == "Event":
             return self.events()
+        if kind in ("ConfigMap", "Secret"):
+            return [o.to_k8s() for (k, _), o in sorted(cluster.config_objects.items()) if k == kind]
+        if kind == "Endpoints":
+            return [endpoints_k8s(svc, cluster.endpoint_addresses(name)) for name, svc in cluster.services.items()]
+        if kind == "EndpointSlice":
+            return [endpoint_slice_k8s(svc, cluster.endpoint_addresses(name))
+                    for name, svc in cluster.services.items()]
         raise SubstrateError(f"unknown kind {kind!r}; known: {', '.join(OBJECT_KINDS)}")
-
-    def _service_k8s(self, svc: Service) -> dict[str, Any]:
-        index = self.app.services.index(svc)
-        return {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": svc.name, "namespace": self.app.namespace, "labels": {"app": svc.name},
-                         "creationTimestamp": timestamp(self.cluster.workloads[svc.name].created_t)},
-            "spec": {
-                "type": "ClusterIP",
-                "clusterIP": f"10.96.{index // 200}.{index % 200 + 10}",
-                "selector": {"app": svc.name},
-                "ports": [{"name": svc.protocol, "port": svc.service_port, "targetPort": svc.port, "protocol": "TCP"}],
-            },
-        }
 
     def events(self, since: float | None = None) -> list[dict[str, Any]]:
         evs = self.cluster.events
@@ -1411,6 +1415,74 @@ class Simulator(Substrate):
         self.cluster.scale(service, replicas)
         rec = self._new_change(service, "scale", summary or f"scale to {replicas} replicas", author)
         rec.status, rec.t_deployed = "deployed", self.t
+
+    # ----------------------------------------------------------------- config objects and Services
+
+    def deploy_config_refs(self, service: str, refs: tuple[ConfigRef, ...], *,
+                           env: dict[str, str | None] | None = None, summary: str, author: str) -> ChangeRecord:
+        """Roll out a pod template whose ConfigMap/Secret references are ``refs``, with env vars
+        set (None unsets) in the same change (a Deployment change, kind ``config``: rollback
+        restores the previous references).
+
+        Raises:
+            SubstrateError: unknown service.
+        """
+        wl = self._workload(service)
+        template = wl.template
+        if env:
+            template, _ = _edit_template(template, env=env)
+        rec = self._new_change(service, "config", summary, author)
+        self._apply_template(rec, template.replace(config_refs=tuple(refs), change_cause=f"{rec.id}: {summary}"))
+        return rec
+
+    def edit_config_object(self, kind: str, name: str, keys: list[str], *, service: str, summary: str,
+                           author: str) -> ChangeRecord:
+        """Apply a ConfigMap or Secret with key set ``keys`` (``kubectl apply``); logged as a
+        change of kind ``configmap``/``secret`` on ``service``, the workload that reads it.
+
+        Raises:
+            SubstrateError: no such object.
+        """
+        try:
+            self.cluster.set_config_keys(kind, name, keys)
+        except KeyError:
+            raise SubstrateError(f'{kind.lower()}s "{name}" not found') from None
+        rec = self._new_change(service, kind.lower(), summary, author)
+        rec.status, rec.t_deployed = "deployed", self.t
+        return rec
+
+    def rotate_config_object(self, kind: str, name: str, *, service: str, summary: str,
+                             author: str) -> ChangeRecord:
+        """New values under the same keys of a Secret or ConfigMap (a credential rotation).
+
+        Raises:
+            SubstrateError: no such object.
+        """
+        try:
+            self.cluster.rotate(kind, name)
+        except KeyError:
+            raise SubstrateError(f'{kind.lower()}s "{name}" not found') from None
+        rec = self._new_change(service, kind.lower(), summary, author)
+        rec.status, rec.t_deployed = "deployed", self.t
+        return rec
+
+    def patch_service(self, service: str, *, selector: dict[str, str] | None = None,
+                      target_port: int | str | None = None, summary: str | None = None,
+                      author: str = "operator") -> ChangeRecord:
+        """See :meth:`Substrate.patch_service`; logged as a change of kind ``service``."""
+        if service not in self.cluster.services:
+            raise SubstrateError(f'services "{service}" not found')
+        if selector is None and target_port is None:
+            raise SubstrateError("nothing to change: give a selector or a targetPort")
+        self.cluster.patch_service(service, selector=selector, target_port=target_port)
+        parts = []
+        if selector is not None:
+            parts.append("selector " + ",".join(f"{k}={v}" for k, v in sorted(selector.items())))
+        if target_port is not None:
+            parts.append(f"targetPort {target_port}")
+        rec = self._new_change(service, "service", summary or f"service: {'; '.join(parts)}", author)
+        rec.status, rec.t_deployed = "deployed", self.t
+        return rec
 
     def rollback(self, service: str, revision: int | None = None) -> ChangeRecord:
         """See :meth:`Substrate.rollback`: the target ReplicaSet's pod template (commit, image,
