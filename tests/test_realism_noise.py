@@ -19,12 +19,15 @@ healthy run raised no alert at all.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
+from alerts.evaluator import AlertEvaluator
 from alerts.history import AlertInstance
 from engine.apps.model import load_app
 from engine.bundle.events import Event
@@ -217,3 +220,33 @@ def test_incidents_filed_on_noise_are_spurious(fault_runs: dict[str, Orchestrato
         [(f.fault, f.correlated, f.localized) for f in ref.faults]
     assert noisy.scores[FORMULA_V1] == ref.scores[FORMULA_V1]
     assert ref.scores[FORMULA_V2] > 0 and noisy.scores[FORMULA_V2] < ref.scores[FORMULA_V2]
+
+
+@pytest.mark.parametrize("rule_file", ["kube-prometheus.rules.yaml", "extended.rules.yaml"])
+def test_noise_alerts_agree_with_promtool(rule_file: str, tmp_path: Path) -> None:
+    """The noise rules fire on the noise series as Prometheus itself (promtool 2.42) fires them."""
+    from alerts.promtool import promtool_path, record_run, run_promtool, unit_test_yaml
+    from alerts.rules import PACK_DIR, load_rule_file
+
+    if promtool_path() is None:
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail("promtool is required in CI (apt-get install prometheus)")
+        pytest.skip("promtool not installed (apt-get install prometheus)")
+    sim = Simulator("online-boutique", 3)
+    sim.set_background_noise(noise.plan("online-boutique", 7, 1800))
+    sim.advance(1200)
+    path = PACK_DIR / rule_file
+    ev = AlertEvaluator(load_rule_file(path))
+    for scrape in sim.store.scrapes:
+        if scrape.t % 15 == 0:  # promtool's input grid
+            ev.ingest(scrape, sim.store.info)
+    st = ev.storage
+    run = record_run(ev, int(st.ts[0]), int(st.ts[st.n_rows - 1]), 15_000)
+    assert not ev.rule_errors()
+    fired = {a.rule for snap in run.alerts for a in snap if a.state == "firing"}
+    assert fired == ({"Watchdog", "KubeClientCertificateExpiration", "CPUThrottlingHigh", "KubeClientErrors"}
+                     if rule_file.startswith("kube") else {"ServiceErrorRate"}), fired
+    test = tmp_path / "noise_test.yml"
+    test.write_text(unit_test_yaml(ev, run, path))
+    res = run_promtool("test", "rules", str(test))
+    assert res.returncode == 0, f"promtool disagrees with the embedded evaluator:\n{res.stdout[-6000:]}{res.stderr}"
