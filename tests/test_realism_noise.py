@@ -11,7 +11,8 @@ never a fault's.
   no flaky episode comes near a fault that reaches its service.
 * The plan is deterministic per seed (schedule text and series) and differs across seeds.
 * Incidents filed on noise alone are spurious: they earn nothing under ``marathon-score/1``
-  and cost incident precision under ``marathon-score/2``.
+  and cost incident precision under ``marathon-score/2``; alert-spam gains nothing from it.
+* The noise rules agree with promtool on the noise series.
 
 On the behaviour before this change every test here fails: schedules had no ``noise``, and a
 healthy run raised no alert at all.
@@ -250,3 +251,21 @@ def test_noise_alerts_agree_with_promtool(rule_file: str, tmp_path: Path) -> Non
     test.write_text(unit_test_yaml(ev, run, path))
     res = run_promtool("test", "rules", str(test))
     assert res.returncode == 0, f"promtool disagrees with the embedded evaluator:\n{res.stdout[-6000:]}{res.stderr}"
+
+
+def test_alert_spam_gains_nothing_from_the_noise() -> None:
+    """alert-spam (one incident per alert instance) on the same schedule with and without its
+    noise, under the extended pack: the same faults correlated, the same /1, more spurious
+    incidents and a lower /2."""
+    sched = generate("online-boutique", 1, "short-5")
+    scores = {}
+    for label, s in (("noisy", sched), ("quiet", sched.model_copy(update={"noise": None}))):
+        run = Orchestrator(s, operator=make_operator("alert-spam"), rules="extended")
+        run.run()
+        scores[label] = score_events(run.stream.events)
+    noisy, quiet = scores["noisy"], scores["quiet"]
+    assert [(f.fault, f.correlated, f.localized) for f in noisy.faults] == \
+        [(f.fault, f.correlated, f.localized) for f in quiet.faults]
+    assert noisy.scores[FORMULA_V1] == quiet.scores[FORMULA_V1]
+    assert noisy.spurious_incidents > quiet.spurious_incidents
+    assert noisy.scores[FORMULA_V2] < quiet.scores[FORMULA_V2]
