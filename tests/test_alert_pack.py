@@ -15,7 +15,16 @@ import pytest
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.promql import instant_query
 from alerts.promql.engine import SelectorNode, walk
-from alerts.rules import EXTENDED_PATH, KUBE_PROMETHEUS_PATH, PACK_PATH, PACKS, RuleFileError, load_pack, load_rule_text, pack_identity
+from alerts.rules import (
+    EXTENDED_PATH,
+    KUBE_PROMETHEUS_PATH,
+    PACK_PATH,
+    PACKS,
+    RuleFileError,
+    load_pack,
+    load_rule_text,
+    pack_identity,
+)
 from engine.apps.model import builtin_apps, load_app
 from engine.sim.effects import Effect
 from engine.sim.simulator import Simulator
@@ -97,13 +106,13 @@ def test_pack_identity_names_the_version_and_the_file_digests(tmp_path: Path) ->
 
 _PAPER_SHA = "a931f6100f9118de2fff632bbbde87f9f72e4d8e61ad12d1c1614c3e0cb6bddd"
 _EXTENDED_SHA = "de95f31a47287c8add7d6a2090cdea4c915aa516e75a5b7ca46730002a075992"
+_EXTENDED_SHA_2 = "f18acb32ad6235be25d92c7e05e67feaddab76731f82cfeaf9f2f5b22594c96a"
+_KUBE_PROMETHEUS_SHA = "e43d9b6afe9f33032d69dd53c48381f19174e2a8afcae63eba09148b7d15c0ea"
 FROZEN = {
     "sre-marathon-paper/2": {"sre-marathon.rules.yaml": _PAPER_SHA},
     "sre-marathon-extended/1": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA},
-    "sre-marathon-extended/2": {"sre-marathon.rules.yaml": _PAPER_SHA,
-                                "extended.rules.yaml": "f18acb32ad6235be25d92c7e05e67feaddab76731f82cfeaf9f2f5b22594c96a",
-                                "kube-prometheus.rules.yaml":
-                                    "e43d9b6afe9f33032d69dd53c48381f19174e2a8afcae63eba09148b7d15c0ea"},
+    "sre-marathon-extended/2": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA_2,
+                                "kube-prometheus.rules.yaml": _KUBE_PROMETHEUS_SHA},
 }
 """The file digests each pack version was released with: editing a pack file means a new id."""
 
