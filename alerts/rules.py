@@ -24,7 +24,8 @@ A Kubernetes ``PrometheusRule`` resource is accepted too (its ``spec.groups``).
 
 Rule packs (:data:`PACKS`) are named sets of shipped rule files: ``paper`` (the default,
 exactly the alerting rules of SRE-Marathon Tables 4 and 6; :data:`PACK_PATH`) and
-``extended`` (the paper pack plus ``pack/extended.rules.yaml``, opt-in, never the
+``extended`` (the paper pack plus ``pack/extended.rules.yaml`` and
+``pack/kube-prometheus.rules.yaml``, opt-in, never the
 leaderboard default). :func:`load_pack` loads a pack by name or a rule file by path, and
 :func:`pack_identity` is the version record every bundle carries.
 """
@@ -51,6 +52,9 @@ PACK_PATH = PACK_DIR / "sre-marathon.rules.yaml"
 """The frozen SRE-Marathon rule pack (the ``paper`` pack's only file)."""
 EXTENDED_PATH = PACK_DIR / "extended.rules.yaml"
 """Rules beyond the paper's, used only on top of :data:`PACK_PATH` (the ``extended`` pack)."""
+KUBE_PROMETHEUS_PATH = PACK_DIR / "kube-prometheus.rules.yaml"
+"""kube-prometheus' rules for a cluster's background noise (Watchdog, client certificate
+expiry, API client errors, CPU throttling), part of the ``extended`` pack only."""
 
 DEFAULT_PACK = "paper"
 
@@ -72,10 +76,11 @@ class Pack:
 
 PACKS: dict[str, Pack] = {
     "paper": Pack("paper", "sre-marathon-paper/2", (PACK_PATH,)),
-    "extended": Pack("extended", "sre-marathon-extended/1", (PACK_PATH, EXTENDED_PATH)),
+    "extended": Pack("extended", "sre-marathon-extended/2", (PACK_PATH, EXTENDED_PATH, KUBE_PROMETHEUS_PATH)),
 }
 """The shipped packs. ``paper``: SRE-Marathon Tables 4 and 6, ten alerting rules (version 2:
-ServiceErrorRate moved out, entry selection inlined). ``extended``: ``paper`` + ServiceErrorRate."""
+ServiceErrorRate moved out, entry selection inlined). ``extended``: ``paper`` + ServiceErrorRate
++ kube-prometheus' noise rules (version 2: the kube-prometheus file added)."""
 
 _DURATION_RE = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
 _NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")

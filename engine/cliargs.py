@@ -51,5 +51,6 @@ def add_rules_argument(p: argparse.ArgumentParser) -> None:
     """``--rules``: the alert rule pack of a run (recorded in its bundle)."""
     p.add_argument("--rules", default="paper", metavar="PACK|FILE",
                    help="alert rule pack: paper (default: SRE-Marathon's Tables 4 and 6, the frozen pack every "
-                        "leaderboard uses), extended (paper plus per-service error-rate rules), or a Prometheus "
+                        "leaderboard uses), extended (paper plus per-service error-rate rules and kube-prometheus' "
+                        "background-noise rules), or a Prometheus "
                         "rule file")

@@ -27,6 +27,7 @@ from engine.apps.model import AppModel, Probe, Resources
 
 if TYPE_CHECKING:
     from alerts.series import SeriesStore
+    from faults.noise import BackgroundNoise
     from faults.spec import FaultSpec, ProbeSpec
 
 OBJECT_KINDS = ("Node", "Deployment", "StatefulSet", "ReplicaSet", "Pod", "Service", "Event", "Endpoints",
@@ -506,6 +507,11 @@ class Substrate(ABC):
         Raises:
             SubstrateError: ``factor`` not > 0.
         """
+
+    def set_background_noise(self, noise: BackgroundNoise | None) -> None:
+        """Produce the schedule's background alert noise (:mod:`faults.noise`) as series,
+        from now on (None: none). A real cluster has noise of its own: the default does nothing."""
+        return None
 
     # reads for the run loop (typed views; the tools read :meth:`objects`)
     @abstractmethod

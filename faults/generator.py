@@ -28,6 +28,9 @@ Distributions (and why):
   following the mix of the schedule's fault rows, and :data:`BENIGN_REVERT_P` of them are
   reverted a fault-like lifetime later; load bursts
   (x1.4..x1.9 for 1..3 min) about every 15 minutes.
+* **Background alert noise** (Watchdog, a certificate close to expiry, API client errors,
+  a throttled monitoring sidecar, a flaky leaf service that flaps): :mod:`faults.noise`,
+  from its own random stream and placed where no fault can own it.
 * **Truth stays hidden**: in the pipeline log a benign change looks like a fault's change.
   Both are written by the service's team with the same weights, worded from the same
   commit subjects (:mod:`faults.people`), and a benign code change's size is drawn from the
@@ -70,6 +73,7 @@ import numpy as np
 
 from engine.apps.builds import CONFIG_SUFFIXES, build_seconds
 from engine.apps.model import load_app, source_root
+from faults import noise as background
 from faults import people
 from faults.schedule import (
     GENERATOR_VERSION,
@@ -579,8 +583,16 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         t += length + float(rng.exponential(cfg["burst_every_s"]))
     data = {"app": app, "seed": seed, "regime": regime, "generator": GENERATOR_VERSION, "duration_s": duration,
             "faults": [f.model_dump() for f in faults], "changes": [c.model_dump(exclude_none=True) for c in changes],
-            "bursts": [b.model_dump() for b in bursts]}
+            "bursts": [b.model_dump() for b in bursts],
+            "noise": _noise(app, seed, duration, faults, cat)}
     return parse_schedule(data, f"<generated {app}/{regime}/{seed}>", cat)
+
+
+def _noise(app: str, seed: int, duration: int, faults: list[ScheduledFault], cat: Catalog) -> dict[str, Any]:
+    """The schedule's background alert noise (:mod:`faults.noise`), from its own random stream
+    of (app, seed), so it draws nothing from the faults' stream, and placed around the faults
+    so that none of it can be attributed to one."""
+    return background.plan(app, seed, duration, faults, cat).model_dump(mode="json", exclude_none=True)
 
 
 def _log_kind(kind: str, file: str | None) -> str:

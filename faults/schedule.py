@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engine.apps.model import AppModelError, load_app, source_root
 from engine.inputs.safeyaml import YamlInputError, read_yaml
+from faults.noise import BackgroundNoise, describe, noise_problems
 from faults.spec import Catalog, load_catalog
 
 RunRegime = Literal["short-5", "short-10", "marathon"]
@@ -136,6 +137,9 @@ class Schedule(_Strict):
     faults: tuple[ScheduledFault, ...] = Field(strict=False)  # a YAML list; its items stay strict
     changes: tuple[BenignChange, ...] = Field(default=(), strict=False)
     bursts: tuple[LoadBurst, ...] = Field(default=(), strict=False)
+    noise: BackgroundNoise | None = None
+    """The background alert noise of the run (:mod:`faults.noise`); None: a quiet cluster
+    (hand-made schedules, qualification). The generator always plans it."""
 
     def events(self) -> list[tuple[int, str, Any]]:
         """Every scheduled action as (run time, kind, item), in time order."""
@@ -218,6 +222,8 @@ def parse_schedule(data: Any, source: str, catalog: Catalog | None = None) -> Sc
     for i, burst in enumerate(sched.bursts):
         if burst.at + burst.duration > sched.duration_s:
             problems.append((f"bursts[{i}]", f"ends after the run ({sched.duration_s}s)"))
+    if sched.noise is not None:
+        problems.extend(noise_problems(sched.noise, app, sched.duration_s))
     ordered = sorted(enumerate(sched.faults), key=lambda x: x[1].at)
     for a_pos, (i, first) in enumerate(ordered):
         for j, later in ordered[a_pos + 1:]:
@@ -235,7 +241,8 @@ def dump_schedule(sched: Schedule) -> str:
     data = sched.model_dump(mode="json", exclude_none=True)
     header = (f"# SRE-Marathon schedule: {sched.app}, regime {sched.regime}, seed {sched.seed} "
               f"(generator v{sched.generator}).\n# {len(sched.faults)} faults, {len(sched.changes)} benign changes, "
-              f"{len(sched.bursts)} load bursts over {sched.duration_s // 60} min. "
+              f"{len(sched.bursts)} load bursts over {sched.duration_s // 60} min"
+              f"{', background noise' if sched.noise is not None else ''}. "
               "Replay: marathon run --schedule FILE\n")
     return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
 
@@ -280,6 +287,11 @@ def schedule_table(sched: Schedule, catalog: Catalog | None = None) -> str:
                      f"{f.target}")
     peak = max((sum(1 for g in sched.faults if g.at <= f.at < g.end) for f in sched.faults), default=0)
     lines += ["", f"max concurrent faults: {peak}"]
+    if sched.noise is not None:
+        d = describe(sched.noise)
+        lines.append(f"background noise: Watchdog, certificate of {d['cert_client']} expiring, API client errors, "
+                     f"CPU throttling of {d['throttled']}"
+                     + (f", flaky {d['flaky']} ({d['flaky_episodes']} episodes)" if d["flaky"] else ""))
     return "\n".join(lines)
 
 

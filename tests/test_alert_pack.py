@@ -1,5 +1,6 @@
 """The frozen SRE-Marathon rule pack: exactly the paper's rules, silent on healthy runs, each rule
-fires on a fault made for it; the opt-in extended pack adds ServiceErrorRate on top of it.
+fires on a fault made for it; the opt-in extended pack adds ServiceErrorRate and kube-prometheus'
+background-noise rules on top of it.
 
 The healthy runs print their noise level (the highest 5xx shares and p95 latencies the
 rules saw), so the margin to every threshold is visible in the test output.
@@ -14,7 +15,16 @@ import pytest
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.promql import instant_query
 from alerts.promql.engine import SelectorNode, walk
-from alerts.rules import EXTENDED_PATH, PACK_PATH, PACKS, RuleFileError, load_pack, load_rule_text, pack_identity
+from alerts.rules import (
+    EXTENDED_PATH,
+    KUBE_PROMETHEUS_PATH,
+    PACK_PATH,
+    PACKS,
+    RuleFileError,
+    load_pack,
+    load_rule_text,
+    pack_identity,
+)
 from engine.apps.model import builtin_apps, load_app
 from engine.sim.effects import Effect
 from engine.sim.simulator import Simulator
@@ -57,11 +67,17 @@ def test_entry_services_in_the_pack_match_the_app_models() -> None:
         assert pairs == expected, rule_name
 
 
-def test_extended_pack_is_the_paper_pack_plus_service_error_rate() -> None:
+NOISE_RULES = ["Watchdog", "KubeClientCertificateExpiration", "KubeClientCertificateExpiration", "KubeClientErrors",
+               "CPUThrottlingHigh"]
+"""kube-prometheus' rules for a cluster's background noise, in the extended pack only."""
+
+
+def test_extended_pack_is_the_paper_pack_plus_service_error_rate_and_noise_rules() -> None:
     paper, extended = load_pack("paper"), load_pack("extended")
-    assert [r.name for r in extended.alerts] == [r.name for r in paper.alerts] + ["ServiceErrorRate"]
+    assert [r.name for r in extended.alerts] == [r.name for r in paper.alerts] + ["ServiceErrorRate", *NOISE_RULES]
     assert [r.expr for r in extended.alerts][:len(PACK_RULES)] == [r.expr for r in paper.alerts]
-    assert extended.sources == [str(PACK_PATH), str(EXTENDED_PATH)]
+    assert extended.sources == [str(PACK_PATH), str(EXTENDED_PATH), str(KUBE_PROMETHEUS_PATH)]
+    assert not set(NOISE_RULES) & {r.name for r in paper.alerts}
     assert load_pack(PACK_PATH).sources == [str(PACK_PATH)]  # a path is a rule file
 
 
@@ -76,7 +92,8 @@ def test_pack_identity_names_the_version_and_the_file_digests(tmp_path: Path) ->
     assert PACKS["paper"].id.startswith("sre-marathon-paper/")
     ext = pack_identity("extended")
     assert ext["pack"] == "extended" and ext["id"] != PACKS["paper"].id
-    assert ext["files"] == {"sre-marathon.rules.yaml": sha(PACK_PATH), "extended.rules.yaml": sha(EXTENDED_PATH)}
+    assert ext["files"] == {"sre-marathon.rules.yaml": sha(PACK_PATH), "extended.rules.yaml": sha(EXTENDED_PATH),
+                            "kube-prometheus.rules.yaml": sha(KUBE_PROMETHEUS_PATH)}
     mine = tmp_path / "mine.rules.yaml"
     mine.write_text("groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: up == 0\n")
     assert pack_identity(str(mine)) == {"pack": "file", "id": "file:mine.rules.yaml",
@@ -89,9 +106,13 @@ def test_pack_identity_names_the_version_and_the_file_digests(tmp_path: Path) ->
 
 _PAPER_SHA = "a931f6100f9118de2fff632bbbde87f9f72e4d8e61ad12d1c1614c3e0cb6bddd"
 _EXTENDED_SHA = "de95f31a47287c8add7d6a2090cdea4c915aa516e75a5b7ca46730002a075992"
+_EXTENDED_SHA_2 = "f18acb32ad6235be25d92c7e05e67feaddab76731f82cfeaf9f2f5b22594c96a"
+_KUBE_PROMETHEUS_SHA = "e43d9b6afe9f33032d69dd53c48381f19174e2a8afcae63eba09148b7d15c0ea"
 FROZEN = {
     "sre-marathon-paper/2": {"sre-marathon.rules.yaml": _PAPER_SHA},
     "sre-marathon-extended/1": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA},
+    "sre-marathon-extended/2": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA_2,
+                                "kube-prometheus.rules.yaml": _KUBE_PROMETHEUS_SHA},
 }
 """The file digests each pack version was released with: editing a pack file means a new id."""
 
@@ -112,7 +133,7 @@ def test_prometheus_config_copies_the_chosen_packs_files(tmp_path: Path) -> None
 
     from alerts.live import write_prometheus_config
 
-    for name, files in (("paper", [PACK_PATH]), ("extended", [PACK_PATH, EXTENDED_PATH])):
+    for name, files in (("paper", [PACK_PATH]), ("extended", [PACK_PATH, EXTENDED_PATH, KUBE_PROMETHEUS_PATH])):
         out = tmp_path / name
         cfg = yaml.safe_load(write_prometheus_config(out, ["127.0.0.1:9464"], rules=name).read_text())
         assert cfg["rule_files"] == [f.name for f in files]
@@ -206,7 +227,8 @@ def test_service_error_rate_only_in_the_extended_pack() -> None:
     paper = _fired(AlertEvaluator(load_pack("paper")).step(sim.store, 720))
     extended = _fired(AlertEvaluator(load_pack("extended")).step(sim.store, 720))
     assert paper == {}, paper
-    assert extended == {"ServiceErrorRate": {"adservice"}}, extended
+    # Watchdog is always firing (vector(1)); nothing else of the noise rules without noise series.
+    assert extended == {"ServiceErrorRate": {"adservice"}, "Watchdog": {""}}, extended
 
 
 def test_failed_pods_detected_on_a_failed_pod() -> None:

@@ -228,6 +228,8 @@ class Orchestrator:
         self._benign_done: dict[tuple[str, str, int], tuple[str, Any, Any]] = {}
         """Benign template changes applied: (service, kind, at) -> (field, value replaced, value set)."""
         self.sim: Substrate = substrate if substrate is not None else open_substrate(schedule.app, seed=self.seed)
+        if schedule.noise is not None:
+            self.sim.set_background_noise(schedule.noise)  # the schedule's noise, as series
         self.stream = EventStream()
         for fn in subscribers:
             self.stream.subscribe(fn)

@@ -42,6 +42,7 @@ from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
 from engine.sim.k8s import Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s
 from engine.sim.logs import ContainerLog, LogFormatter
+from engine.sim.noise import NoiseSeries
 from engine.sim.source import SourceRepo
 from engine.sim.traffic import (
     BUCKETS,
@@ -70,6 +71,7 @@ from engine.substrate import (
     SubstrateError,
     WorkloadView,
 )
+from faults.noise import BackgroundNoise
 
 if TYPE_CHECKING:
     from faults.spec import FaultSpec, ProbeSpec
@@ -364,6 +366,8 @@ class Simulator(Substrate):
         self._cause_cache: dict[tuple[int, float], tuple[str, dict[str, Any]]] = {}
         self._next_scrape = 0.0
         self._next_access_log = 0.0
+        self.noise: NoiseSeries | None = None
+        """The series of the schedule's background noise (:meth:`set_background_noise`)."""
         self._health_classes = SeriesClasses(self.app.service_names())
         """The registry's series classified for :meth:`health_window` (shared by every reader)."""
         self._warm_start()
@@ -442,6 +446,8 @@ class Simulator(Substrate):
         if t + 1e-9 >= self._next_scrape:
             self._next_scrape += self.scrape_interval_s
             self.traffic.flush()
+            if self.noise is not None:
+                self.noise.update(t)
             if t >= 0 or self.record_warmup:
                 self.store.record(t)
             if t >= self._next_access_log:
@@ -582,6 +588,14 @@ class Simulator(Substrate):
             raise SubstrateError("load factor must be > 0")
         self.traffic.load_factor = factor
         self.traffic.invalidate()
+
+    def set_background_noise(self, noise: BackgroundNoise | None) -> None:
+        """See :meth:`Substrate.set_background_noise`: from the next scrape on, the noise's
+        series advance (:mod:`engine.sim.noise`); the same plan again keeps them going."""
+        if noise is None:
+            self.noise = None
+        elif self.noise is None or self.noise.plan != noise:
+            self.noise = NoiseSeries(noise, self.app.namespace, self.registry, self.cluster, self.forest)
 
     def set_node_ready(self, node: str, ready: bool) -> None:
         """Take a node down (it stops reporting) or bring it back.
