@@ -73,17 +73,20 @@ JVM_CRASH_SHARE = 0.9
 """Share of its start-up time a JVM application runs before a start-up failure ends it."""
 
 
-def crash_after_s(language: str, startup_s: float) -> float:
+def crash_after_s(language: str, startup_s: float, exception: str = "", *, spring: bool = True) -> float:
     """Seconds from container start to the exit of a process that fails at start-up.
 
-    A JVM application (Spring Boot in Train Ticket, the Java/Kotlin services of the demos)
-    fails where its context refresh fails: after the JVM has started and most beans are
-    built, so nearly a whole start-up (``JVM_CRASH_SHARE`` of ``startup_s``; Train Ticket's
-    25 s Spring Boot start-up gives about 19-27 s per attempt). Native and scripting
-    runtimes read their configuration first and exit within ``CRASH_AFTER_S``.
-    Source: assumption, from the apps' start-up times in the app model.
+    A Spring Boot application (``spring``: the HTTP Java services of Train Ticket) fails where
+    its context refresh fails: after the JVM has started and most beans are built, so nearly
+    a whole start-up (``JVM_CRASH_SHARE`` of ``startup_s``; Train Ticket's 25 s Spring Boot
+    start-up gives about 19-27 s per attempt). A plain Java or Kotlin ``main`` (the demos'
+    gRPC ad service, the Kafka fraud detector) throws while reading its settings. Native and scripting
+    runtimes read their configuration first and exit within ``CRASH_AFTER_S``, and so does a
+    JVM that cannot start at all (``exception`` from the java launcher, ``Error: Could not
+    create the Java Virtual Machine.``). Source: assumption, from the apps' start-up times in
+    the app model.
     """
-    if language in ("java", "kotlin"):
+    if language in ("java", "kotlin") and spring and not exception.startswith("Error:"):
         return max(CRASH_AFTER_S, JVM_CRASH_SHARE * startup_s)
     return CRASH_AFTER_S
 
@@ -758,7 +761,8 @@ class Cluster:
         work = self.pod_effects(pod)
         startup = svc.startup_s * float(self.rng.uniform(0.85, 1.2))
         pod.serving_since = t + startup
-        crash_s = crash_after_s(svc.language, startup) if work.crash is not None else None
+        crash_s = (crash_after_s(svc.language, startup, work.crash.log.exception, spring=svc.protocol == "http")
+                   if work.crash is not None else None)
         self.on_log(pod, "start", {"startup_s": startup, "crash_after_s": crash_s})
         if crash_s is not None:
             pod.serving_since = None

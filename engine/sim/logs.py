@@ -274,9 +274,11 @@ class LogFormatter:
         A container that fails at start-up (``crash_after_s`` set) writes only the lines that
         come before its failure: a Spring Boot application never logs ``Started ...`` then.
         """
-        lines = self._startup(t, startup_s)
         if crash_after_s is None:
-            return lines
+            return self._startup(t, startup_s)
+        if self.language in ("java", "kotlin") and crash_after_s < 2.0:
+            return []  # the JVM itself failed (bad options): Spring never printed a line
+        lines = self._startup(t, startup_s)
         return [(ts, text) for ts, text in lines if ts < t + crash_after_s]
 
     def _startup(self, t: float, startup_s: float) -> list[tuple[float, str]]:
@@ -288,6 +290,13 @@ class LogFormatter:
                 (done, self.line(done, "info", "Ramping to the configured users; sending load to the entry "
                                  "service")),
             ]
+        if lang == "java" and self.protocol == "grpc":  # a plain gRPC Java server, not Spring Boot
+            pkg = "hipstershop" if svc.endswith("service") else "oteldemo"
+            logger = f"{pkg}.{svc.replace('service', '').capitalize()}Service"
+            return [(t + 0.6, self.line(t + 0.6, "info", "AdService starting." if "ad" in svc else f"{svc} starting.",
+                                        logger, thread="main")),
+                    (done, self.line(done, "info", f"Ad Service started, listening on {port}" if "ad" in svc
+                                     else f"{svc} started, listening on {port}", logger, thread="main"))]
         if lang == "java":
             app, logger = self._java_app()
             return [
@@ -373,6 +382,12 @@ class LogFormatter:
             return [(t, text)]
         if lang == "java" and exception.startswith("Error:"):
             return [(t, message)]  # the JVM itself failed: its own stderr, no logger
+        if lang == "java" and self.protocol == "grpc":  # plain Java: the JVM's uncaught-exception handler
+            exc = exception or "java.lang.IllegalStateException"
+            head = message if message.startswith("Exception in thread") else f"Exception in thread \"main\" {exc}: " \
+                f"{message}"
+            return [(t, f"{head}\n\tat {_java_class(self.service, function, file)}.{function or 'main'}"
+                        f"({fname or 'Main.java'}:{line or 1})")]
         if lang == "java":
             exc = exception or "java.lang.IllegalStateException"
             cls = _java_class(self.service, function, file)
@@ -517,8 +532,9 @@ class LogFormatter:
             else:
                 rpc = f"{c_method} {url}: 500 Internal Server Error: {desc or 'internal error'}"
             short = callee_op.rsplit("/", 1)[-1]
+            wrap = _FRONTEND_WRAP.get(short, f"failed to {short[:1].lower() + short[1:]}")
             return self.line(t, "error", "request error", extra={
-                "error": f"failed to {short[:1].lower() + short[1:]}: {rpc}", "http.req.method": method,
+                "error": f"{wrap}: {rpc}", "http.req.method": method,
                 "http.req.path": path})
         if lang in ("java", "kotlin"):
             if mode in ("refused", "dns", "timeout"):
@@ -799,9 +815,7 @@ class LogFormatter:
                 return self.line(t, "info", f"Opened connection [connectionId{{localValue:{rnd % 40 + 3}, "
                                  f"serverValue:{rnd % 900 + 100}}}] to {svc.replace('service', 'mongo')}:27017",
                                  "org.mongodb.driver.connection", thread="main")
-            return self.line(t, "warn", "HikariPool-1 - Thread starvation or clock leap detected (housekeeper "
-                             f"delta=1m{rnd % 60}s).", "com.zaxxer.hikari.pool.HikariPool",
-                             thread="HikariPool-1 housekeeper")
+            return self.line(t, "warn", "No mapping for GET /favicon.ico", "o.s.web.servlet.PageNotFound")
         if lang == "go" and self.role == "app" and self.protocol == "http":
             return self.line(t, "debug", "session ID not found in cookie, a new one is assigned")
         if lang == "nodejs":
@@ -818,6 +832,13 @@ class LogFormatter:
         return None
 
 
+_FRONTEND_WRAP = {"GetCart": "could not retrieve cart", "GetSupportedCurrencies": "could not retrieve currencies",
+                  "ListProducts": "could not retrieve products", "GetProduct": "could not retrieve product",
+                  "Convert": "failed to convert currency", "ListRecommendations": "failed to get product "
+                  "recommendations", "GetQuote": "failed to get shipping quote", "PlaceOrder": "failed to complete "
+                  "the order", "AddItem": "failed to add to cart", "EmptyCart": "failed to empty cart",
+                  "GetAds": "failed to retrieve ads"}
+"""How Online Boutique's frontend wraps a failed call (``errors.Wrap`` in handlers.go)."""
 _CURRENCIES = ("USD", "EUR", "JPY", "CAD", "GBP", "TRY")
 _PRODUCTS = ("OLJCESPC7Z", "66VCHSJNUP", "1YMWWN1N4O", "L9ECAV7KIM", "2ZYFJ3GM2N", "0PUK6V6EV0", "LS4PSXUNUM",
              "9SIQT8TOJO", "6E92ZMYYFZ")
@@ -887,9 +908,11 @@ def traffic_lines(fmt: LogFormatter, pod: str, seed: int, windows: list[TrafficW
         a, b = max(w.t0, lo), min(w.t1, hi)
         if b <= a:
             continue
-        slots = w.layout.slots.get(pod)
         rng = np.random.default_rng([seed, salt, round(w.t0 * 1000.0) + 10**12])
-        n_noise = int(rng.poisson(noise_rate * (b - a))) if noise_rate else 0
+        slots = w.layout.slots.get(pod)
+        serving = slots is not None and bool(w.calls[slots].sum() > 0)
+        # Background chatter comes from a process that is up and serving.
+        n_noise = int(rng.poisson(noise_rate * (b - a))) if noise_rate and serving else 0
         for i in range(n_noise):
             ts = a + float(rng.random()) * (b - a)
             text = fmt.noise(ts, int(rng.integers(0, 2**62)) + i)
