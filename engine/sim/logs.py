@@ -892,7 +892,8 @@ def traffic_lines(fmt: LogFormatter, pod: str, seed: int, windows: list[TrafficW
         windows: traffic windows, newest first.
         span: the container's (start, end) run time; lines outside it are dropped.
         handlers: operation index -> (operation name, handler ``file:function``).
-        budget: stop after this many lines (newest kept).
+        budget: stop after the window in which this many entries are reached (whole windows
+            only, so a shorter read is the tail of a longer one).
 
     Returns:
         (run time, entry) pairs in no particular order: an entry is a formatted noise line or
@@ -947,8 +948,6 @@ def traffic_lines(fmt: LogFormatter, pod: str, seed: int, windows: list[TrafficW
                         out.append((ts, ("ok", op_name, dur, peer, rnd, handler)))
                 else:
                     out.append((ts, ("fail", op_name, cause, detail, dur, peer, rnd, handler)))
-            if len(out) >= budget:
-                break
     return out
 
 

@@ -1179,7 +1179,13 @@ class Simulator(Substrate):
         entries = sorted([*lines, *generated], key=lambda x: x[0])
         formatted: list[tuple[float, str]] = []
         end = len(entries)
-        while end > 0 and len(formatted) < budget:  # newest first, until the budget of lines
+        # Newest first until the budget of lines is met and no older entry can still reach it
+        # (an entry's lines are never later than the entry itself).
+        while end > 0:
+            if len(formatted) >= budget:
+                formatted.sort(key=lambda x: x[0])
+                if entries[end - 1][0] < formatted[-budget][0]:
+                    break
             start = max(0, end - max(64, budget - len(formatted)))
             formatted.extend(expand(fmt, entries[start:end]))
             end = start
