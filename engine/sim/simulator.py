@@ -330,6 +330,9 @@ class Simulator(Substrate):
         self.log_windows: deque[TrafficWindow] = deque(maxlen=int(RETENTION_S / WINDOW_S))
         """Traffic per pod and operation for the logs, newest last (see :mod:`engine.sim.logs`)."""
         self._log_layout: tuple[int, WindowLayout] | None = None
+        self._defect_stamp: tuple[int, int] = (-2, -2)
+        self._defect_cache: dict[tuple[str, str], Effect | None] = {}
+        self._detail_cache: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self.formatters = {
             svc.name: LogFormatter(svc.name, svc.language, svc.port, svc.container, svc.role, svc.protocol)
             for svc in self.app.services
@@ -966,7 +969,9 @@ class Simulator(Substrate):
                 tab.k_op.astype(np.int32)))
         layout = self._log_layout[1]
         causes: dict[int, tuple[str, dict[str, Any]]] = {}
-        for k in np.flatnonzero(fail > 0.002 * np.maximum(calls, 1.0)).tolist():
+        # Why a slot failed is worked out only where the window expects at least half a failed
+        # request (the rest rarely draws one; a drawn failure without a cause logs nothing).
+        for k in np.flatnonzero(fail >= 0.5).tolist():
             key = (k, float(self._table_version) + (0.5 if self.traffic.util[int(tab.slot[int(tab.k_pod[k])])] > 1
                                                        else 0.0))
             cached = self._cause_cache.get(key)
@@ -1027,7 +1032,15 @@ class Simulator(Substrate):
     def _downstream_detail(self, callee: str, callee_op: str, mode: str, addr: str) -> dict[str, Any]:
         """What a caller's client sees of a failed call to ``callee``: its protocol, its
         cluster IP, and for an error answer the message and gRPC code of the callee's active
-        defect (``where`` tells whether anyone logs it)."""
+        defect (``where`` tells whether anyone logs it); cached like :meth:`_defect_of`."""
+        self._defect_of(callee, callee_op)  # refreshes the cache stamp
+        key = (callee, callee_op, mode, addr)
+        hit = self._detail_cache.get(key)
+        if hit is None:
+            hit = self._detail_cache[key] = self._downstream_detail_uncached(callee, callee_op, mode, addr)
+        return hit
+
+    def _downstream_detail_uncached(self, callee: str, callee_op: str, mode: str, addr: str) -> dict[str, Any]:
         svc = self.app.service(callee)
         detail: dict[str, Any] = {"callee": callee, "callee_op": callee_op, "mode": mode, "addr": addr,
                                   "callee_protocol": svc.protocol, "callee_store": svc.store is not None}
@@ -1056,12 +1069,24 @@ class Simulator(Substrate):
         return detail
 
     def _defect_of(self, service: str, operation: str) -> Effect | None:
-        """The active defect making ``operation`` of ``service`` fail (None: none)."""
+        """The active defect making ``operation`` of ``service`` fail (None: none); cached
+        until the pods or the effects change."""
+        stamp = (self._table_version, self._effects_version)
+        if self._defect_stamp != stamp:
+            self._defect_stamp, self._defect_cache, self._detail_cache = stamp, {}, {}
+        key = (service, operation)
+        if key in self._defect_cache:
+            return self._defect_cache[key]
+        found: Effect | None = None
         for pod in sorted(self.cluster.workloads[service].all_pods(), key=lambda p: p.name):
             for eff in self.pod_effects(pod):
                 if eff.error_rate > 0 and (not eff.operations or operation in eff.operations):
-                    return eff
-        return None
+                    found = eff
+                    break
+            if found is not None:
+                break
+        self._defect_cache[key] = found
+        return found
 
     def _service_fail_share(self, service: str) -> float:
         tab = self.traffic.table
