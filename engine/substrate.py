@@ -368,11 +368,14 @@ class Substrate(ABC):
         """Every series a Prometheus scrape would collect now."""
 
     @abstractmethod
-    def logs(self, pod: str, *, tail: int | None = None, previous: bool = False) -> list[str]:
-        """Log lines of a pod's application container, oldest first.
+    def logs(self, pod: str, *, tail: int | None = None, previous: bool = False,
+             since: float | None = None) -> list[str]:
+        """Log lines of a pod's application container, oldest first (only those written at
+        or after run time ``since``, when given: ``kubectl logs --since``).
 
         Raises:
-            SubstrateError: unknown pod, or no previous container when ``previous``.
+            SubstrateError: unknown pod, no previous container when ``previous``, or a
+                container that has not started (the kubelet's "is waiting to start" text).
         """
 
     @abstractmethod

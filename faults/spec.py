@@ -142,10 +142,21 @@ class RuntimeSpec(_Strict):
 
 
 class LogSpec(_Strict):
+    """What the defective code logs, and where the failure becomes a log line.
+
+    ``where`` follows what the code would do: ``self`` (default; the faulty service throws
+    or logs, so its own log has the error, as a stack trace where the runtime prints one,
+    and its callers log the error answer they get), ``caller`` (the faulty service returns
+    an error status or a wrong value without logging: a Go gRPC handler returning
+    ``status.Errorf``, an inverted condition; only callers log, with ``message`` as the
+    error they see), ``none`` (no service logs it: the wrong value is served as a success).
+    """
+
     message: str
     exception: str = ""
     function: str = ""
     line: int = Field(default=0, ge=0)
+    where: Literal["self", "caller", "none"] = "self"
 
 
 class EffectSpec(_Strict):

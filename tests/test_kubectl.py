@@ -310,9 +310,11 @@ def test_describe_pod_in_crashloopbackoff(crashloop: Scenario) -> None:
     term = cs["lastState"]["terminated"]
     out = D.describe("pod", pod, crashloop.objects["Event"], now=crashloop.now)
     lines = out.splitlines()
-    assert lines[0] == f"Name:         {pod['metadata']['name']}"
-    assert f"Node:         {pod['spec']['nodeName']}/{pod['status']['hostIP']}" in lines
-    assert f"Start Time:   {rfc1123z(pod['status']['startTime'])}" in lines
+    # The top-level column is as wide as "Service Account:" (18), as in real kubectl output.
+    assert lines[0] == f"Name:             {pod['metadata']['name']}"
+    assert "Service Account:  default" in lines
+    assert f"Node:             {pod['spec']['nodeName']}/{pod['status']['hostIP']}" in lines
+    assert f"Start Time:       {rfc1123z(pod['status']['startTime'])}" in lines
     assert f"Controlled By:  ReplicaSet/{pod['metadata']['ownerReferences'][0]['name']}" in lines
     block = lines[lines.index("Containers:"):lines.index("Conditions:")]
     assert block[:2] == ["Containers:", "  server:"]
@@ -366,8 +368,8 @@ def test_imagepull_rollout_in_get_and_describe(imagepull: Scenario) -> None:
     assert f"OldReplicaSets:  {rs_old['metadata']['name']} (2/2 replicas created)" in out
     assert f"NewReplicaSet:   {rs_new['metadata']['name']} (1/1 replicas created)" in out
     scaled = [cells(line) for line in out[out.index("Events:"):] if "ScalingReplicaSet" in line]
-    assert [c[-1] for c in scaled] == [f"Scaled up replica set {rs_old['metadata']['name']} from 0 to 2",
-                                      f"Scaled up replica set {rs_new['metadata']['name']} from 0 to 1"]
+    assert [c[-1] for c in scaled] == [f"Scaled up replica set {rs_old['metadata']['name']} to 2 from 0",
+                                      f"Scaled up replica set {rs_new['metadata']['name']} to 1 from 0"]
 
     described = D.describe("pod", new_pod, imagepull.objects["Event"], now=imagepull.now).splitlines()
     assert "    State:          Waiting" in described
@@ -390,7 +392,7 @@ def test_scaled_to_zero(scaled_to_zero: Scenario) -> None:
     assert "Replicas:               0 desired | 0 updated | 0 total | 0 available | 0 unavailable" in out
     rs = sc.one("ReplicaSet", lambda r: r["metadata"]["name"].startswith("emailservice-"))
     assert f"NewReplicaSet:   {rs['metadata']['name']} (0/0 replicas created)" in out
-    assert any(line.endswith(f"Scaled down replica set {rs['metadata']['name']} from 2 to 0") for line in out)
+    assert any(line.endswith(f"Scaled down replica set {rs['metadata']['name']} to 0 from 2") for line in out)
 
 
 def test_oomkilled(oomkilled: tuple[Scenario, Scenario]) -> None:

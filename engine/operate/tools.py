@@ -120,6 +120,8 @@ class QueryLogsArgs(ToolArgs):
     grep: str | None = Field(None, description="keep lines containing this text (case-insensitive)")
     tail: int = Field(100, ge=1, le=1000, description="last N lines per pod")
     previous: bool = Field(False, description="the previous (crashed) container's logs")
+    since_s: float | None = Field(None, gt=0, le=86400, description="only lines of the last N seconds "
+                                                                     "(kubectl logs --since)")
 
 
 class CodeSearchArgs(ToolArgs):
@@ -652,12 +654,21 @@ class ToolBox:
                 return ToolResult(True, f"deployment {a.deployment} has no pods")
         chunks = []
         for name in names:
-            lines = self.run.sim.logs(name, previous=a.previous)
+            head = f"==> pod/{name}{' (previous)' if a.previous else ''} <=="
+            try:
+                # Without grep or since only the tail is needed; otherwise the retained file.
+                lines = self.run.sim.logs(name, previous=a.previous, tail=None if a.grep else a.tail,
+                                          since=None if a.since_s is None else self.run.now - a.since_s)
+            except SubstrateError as exc:
+                if a.pod is not None and 'not found' in str(exc) and str(exc).startswith("pods "):
+                    raise
+                # What kubectl prints for a container without logs (the kubelet's BadRequest).
+                chunks.append(f"{head}\nError from server (BadRequest): {exc}")
+                continue
             if a.grep:
                 needle = a.grep.lower()
                 lines = [ln for ln in lines if needle in ln.lower()]
             lines = lines[-a.tail:]
-            head = f"==> pod/{name}{' (previous)' if a.previous else ''} <=="
             chunks.append(head + "\n" + ("\n".join(lines) if lines else "(no matching lines)"))
         return ToolResult(True, "\n\n".join(chunks))
 

@@ -48,6 +48,7 @@ import numpy as np
 from alerts.series import SeriesRegistry
 from engine.apps.model import AppModel, Probe, Service
 from engine.kubectl.quantity import parse_quantity
+from engine.sim import probetext
 from engine.sim.effects import Effect
 from engine.sim.k8s import (
     Condition,
@@ -77,7 +78,120 @@ BACKOFF_RESET_S = 600.0
 TERMINATION_S = 2.0
 """Time an application takes to exit after SIGTERM (well inside the 30 s grace period)."""
 CRASH_AFTER_S = 1.5
-"""Time from container start to exit for a process that fails at start-up."""
+"""Time from container start to exit for a process that fails at start-up (outside the JVM)."""
+JVM_CRASH_SHARE = 0.9
+"""Share of its start-up time a JVM application runs before a start-up failure ends it."""
+
+
+def crash_after_s(language: str, startup_s: float, exception: str = "", *, spring: bool = True) -> float:
+    """Seconds from container start to the exit of a process that fails at start-up.
+
+    A Spring Boot application (``spring``: the HTTP Java services of Train Ticket) fails where
+    its context refresh fails: after the JVM has started and most beans are built, so nearly
+    a whole start-up (``JVM_CRASH_SHARE`` of ``startup_s``; Train Ticket's 25 s Spring Boot
+    start-up gives about 19-27 s per attempt). A plain Java or Kotlin ``main`` (the demos'
+    gRPC ad service, the Kafka fraud detector) throws while reading its settings. Native and scripting
+    runtimes read their configuration first and exit within ``CRASH_AFTER_S``, and so does a
+    JVM that cannot start at all (``exception`` from the java launcher, ``Error: Could not
+    create the Java Virtual Machine.``). Source: assumption, from the apps' start-up times in
+    the app model.
+    """
+    if language in ("java", "kotlin") and spring and not exception.startswith("Error:"):
+        return max(CRASH_AFTER_S, JVM_CRASH_SHARE * startup_s)
+    return CRASH_AFTER_S
+
+
+def container_id(pod_uid: str, attempt: int) -> str:
+    """The CRI container id of one attempt of a pod's container: ``containerd://`` and 64
+    hex digits, as containerd names containers (deterministic here: a digest of the pod uid
+    and the attempt)."""
+    return "containerd://" + hashlib.sha256(f"{pod_uid}/{attempt}".encode()).hexdigest()
+
+
+def image_id(image: str) -> str:
+    """The repo digest the runtime reports as ``imageID`` (``repo@sha256:<64 hex>``; the
+    digest is a stand-in computed from the image reference)."""
+    name, sep, tag = image.rpartition(":")
+    repo = name if sep and "/" not in tag else image
+    return f"{repo}@sha256:" + hashlib.sha256(image.encode()).hexdigest()
+
+
+DEFAULT_TOLERATION_S = 300
+"""DefaultTolerationSeconds admission plugin: --default-not-ready-toleration-seconds and
+--default-unreachable-toleration-seconds both default to 300
+(plugin/pkg/admission/defaulttolerationseconds/admission.go)."""
+
+
+def admitted_pod_fields(out: dict[str, Any], pod: Pod) -> None:
+    """Add to a pod object what admission and the kubelet add to every real pod.
+
+    * ServiceAccount admission: ``serviceAccountName: default`` and the projected
+      ``kube-api-access-<5 chars>`` volume (token with expirationSeconds 3607, the
+      ``kube-root-ca.crt`` ConfigMap and the namespace from the downward API) mounted
+      read-only at ``/var/run/secrets/kubernetes.io/serviceaccount``
+      (plugin/pkg/admission/serviceaccount/admission.go).
+    * DefaultTolerationSeconds admission: ``node.kubernetes.io/not-ready`` and
+      ``node.kubernetes.io/unreachable`` NoExecute tolerations for 300 s.
+    * The kubelet's container status: ``containerID`` (``containerd://<64 hex>``) once a
+      container attempt has been created, and ``imageID`` once it has started.
+    """
+    spec, status = out["spec"], out["status"]
+    suffix = encode_hash(pod.uid + "/kube-api-access", 5)
+    vol = f"kube-api-access-{suffix}"
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("serviceAccount", "default")
+    spec.setdefault("volumes", []).append({"name": vol, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                     "fieldPath": "metadata.namespace"}}]}},
+    ]}})
+    for c in spec.get("containers") or []:
+        c.setdefault("volumeMounts", []).append(
+            {"name": vol, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True})
+    tolerations = spec.setdefault("tolerations", [])
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if not any(tol.get("key") == key for tol in tolerations):
+            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                "tolerationSeconds": DEFAULT_TOLERATION_S})
+    c = pod.container
+    attempt = c.restart_count
+    for st in status.get("containerStatuses") or []:
+        if c.started_t is not None:
+            st["containerID"] = container_id(pod.uid, attempt)
+            st["imageID"] = image_id(st.get("image") or pod.template.image)
+        last = (st.get("lastState") or {}).get("terminated")
+        if last is not None:
+            last["containerID"] = container_id(pod.uid, attempt if c.state != "running" else attempt - 1)
+        term = (st.get("state") or {}).get("terminated")
+        if term is not None:
+            term["containerID"] = container_id(pod.uid, attempt)
+
+
+_SIGTERM_HANDLED_EXIT = {"java": 143, "kotlin": 143}
+"""Runtimes whose process installs a SIGTERM handler and exits 128 + 15 (the JVM's
+shutdown hooks)."""
+_SIGTERM_CLEAN_EXIT = {"redis", "valkey", "nginx", "envoy", "postgresql", "mysql", "mongodb", "kafka", "opensearch"}
+"""Servers that shut down cleanly on SIGTERM and exit 0 (reason Completed)."""
+
+
+def liveness_kill_exit(language: str) -> tuple[str, int]:
+    """(reason, exit code) the runtime reports for a container the kubelet killed after a
+    failed liveness probe (SIGTERM, then SIGKILL after the 30 s grace period).
+
+    The JVM handles SIGTERM (shutdown hooks) and exits 143; servers that handle it (Redis,
+    nginx, Envoy, the databases) exit 0 and show ``Completed``. A Go, Node.js, Python, .NET,
+    Ruby, PHP, Rust or C++ process running as PID 1 without its own handler ignores
+    SIGTERM (the kernel does not apply default signal actions to a namespace's init), so
+    the kubelet's SIGKILL ends it: 137. Sources: signal(7) and pid_namespaces(7); the
+    kubelet's killContainer (pkg/kubelet/kuberuntime/kuberuntime_container.go).
+    Departure: the simulator ends the container at once instead of after the grace period.
+    """
+    if language in _SIGTERM_HANDLED_EXIT:
+        return "Error", _SIGTERM_HANDLED_EXIT[language]
+    if language in _SIGTERM_CLEAN_EXIT:
+        return "Completed", 0
+    return "Error", 137
 
 _PULL_S = {
     "java": 14.0,
@@ -424,7 +538,7 @@ class Cluster:
             return
         direction = "up" if replicas > rs.replicas else "down"
         self.event("Deployment", wl.name, "Normal", "ScalingReplicaSet",
-                   f"Scaled {direction} replica set {rs.name} from {rs.replicas} to {replicas}",
+                   f"Scaled {direction} replica set {rs.name} to {replicas} from {rs.replicas}",
                    "deployment-controller")
         rs.replicas = replicas
         self.registry.set(rs.series["spec"], replicas)
@@ -672,10 +786,12 @@ class Cluster:
         work = self.pod_effects(pod)
         startup = svc.startup_s * float(self.rng.uniform(0.85, 1.2))
         pod.serving_since = t + startup
-        self.on_log(pod, "start", {"startup_s": startup})
-        if work.crash is not None:
+        crash_s = (crash_after_s(svc.language, startup, work.crash.log.exception, spring=svc.protocol == "http")
+                   if work.crash is not None else None)
+        self.on_log(pod, "start", {"startup_s": startup, "crash_after_s": crash_s})
+        if crash_s is not None:
             pod.serving_since = None
-            self._push(t + CRASH_AFTER_S, pod, "crash")
+            self._push(t + crash_s, pod, "crash")
         rp = pod.template.readiness_probe
         if rp is None:
             self._set_ready(pod, True)
@@ -804,18 +920,11 @@ class Cluster:
         if same_as_model:
             pass  # the manifest's own probe targets a port and path the process serves
         elif probe.type != "exec" and probe.port is not None and port is not None and probe.port != port:
-            kind = "Get" if probe.type == "http" else "dial tcp"
-            return False, f'{kind} "http://{pod.ip}:{probe.port}{probe.path or ""}": dial tcp {pod.ip}:{probe.port}: ' \
-                          "connect: connection refused"
+            return False, probetext.refused(probe, pod.ip, probe.port)
         elif probe.type == "http" and model_probe is not None and probe.path != model_probe.path:
-            return False, "HTTP probe failed with statuscode: 404"
+            return False, probetext.unhealthy(probe, 404)
         if not pod.serving(t):
-            if probe.type == "grpc":
-                return False, f'timeout: failed to connect service ":{probe.port or port}" within 1s'
-            if probe.type == "http":
-                return False, (f'Get "http://{pod.ip}:{probe.port or port}{probe.path or "/"}": dial tcp '
-                               f"{pod.ip}:{probe.port or port}: connect: connection refused")
-            return False, f"dial tcp {pod.ip}:{probe.port or port}: connect: connection refused"
+            return False, probetext.refused(probe, pod.ip, probe.port or port or 8080)
         return True, ""
 
     def _readiness(self, pod: Pod, t: float) -> None:
@@ -827,8 +936,7 @@ class Cluster:
         ok, msg = self.probe_ok(pod, probe, self.svc[pod.service].readiness_probe, t)
         if ok and self.pod_effects(pod).readiness_fails:
             ok = False
-            msg = ("rpc error: code = Unknown desc = service unhealthy (responded with \"NOT_SERVING\")"
-                   if probe.type == "grpc" else "HTTP probe failed with statuscode: 503")
+            msg = probetext.unhealthy(probe, 503)
         if ok:
             pod.probe_failures = 0
             if not pod.ready:
@@ -850,7 +958,7 @@ class Cluster:
         self._schedule_probe(pod, "l", t + probe.period_s)
         ok, msg = self.probe_ok(pod, probe, self.svc[pod.service].liveness_probe, t)
         if ok and self.pod_effects(pod).liveness_fails:
-            ok, msg = False, f"Get \"http://{pod.ip}:{probe.port}{probe.path or ''}\": context deadline exceeded"
+            ok, msg = False, probetext.hung(probe, pod.ip, probe.port or self.svc[pod.service].port or 8080)
         if ok:
             pod.liveness_failures = 0
             return
@@ -860,7 +968,7 @@ class Cluster:
             self.event("Pod", pod.name, "Normal", "Killing",
                        f"Container {pod.container.name} failed liveness probe, will be restarted")
             self.on_log(pod, "killed", {})
-            self._terminate_container(pod, t, "Error", 137)
+            self._terminate_container(pod, t, *liveness_kill_exit(self.svc[pod.service].language))
 
     # ----------------------------------------------------------------- config objects, services, endpoints
 
@@ -1343,6 +1451,7 @@ class Cluster:
             out["status"]["hostIP"] = f"10.128.0.{self.nodes.index(node) + 10}"
         if node is not None and node.condition == "Unknown":
             out["status"]["conditions"][3]["status"] = "Unknown" if pod.ready else "False"
+        admitted_pod_fields(out, pod)
         return out
 
     def rs_k8s(self, wl: Workload, rs: ReplicaSet) -> dict[str, Any]:

@@ -66,6 +66,8 @@ class LogHint:
     file: str = ""
     function: str = ""
     line: int = 0
+    where: str = "self"
+    """Whose log shows the failure: ``self``, ``caller`` or ``none`` (see faults.spec.LogSpec)."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def _effect(spec: FaultSpec, es: EffectSpec, eid: str, **extra: Any) -> Effect:
     log = es.log
     file = spec.change.file if spec.change else ""
     hint = LogHint(message=log.message, exception=log.exception, file=file, function=log.function,
-                   line=log.line) if log else LogHint(message=f"{spec.title}")
+                   line=log.line, where=log.where) if log else LogHint(message="internal error")
     return Effect(
         id=eid,
         service=es.service or spec.target,

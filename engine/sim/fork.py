@@ -27,11 +27,12 @@ def fork(sim: Simulator, *, drop_pending_builds: bool = False) -> Simulator:
 
     Returns:
         The copy; its series store starts empty (with the same series identities) and its
-        container logs are empty.
+        container logs and their traffic windows are empty.
     """
     from alerts.series import SeriesStore
 
-    memo: dict[int, Any] = {id(sim.app): sim.app, id(sim.store): None, id(sim.container_logs): {}}
+    memo: dict[int, Any] = {id(sim.app): sim.app, id(sim.store): None, id(sim.container_logs): {},
+                            id(sim.log_windows): type(sim.log_windows)(maxlen=sim.log_windows.maxlen)}
     for repo in sim.repos.values():
         for commit in repo.commits:
             memo[id(commit)] = commit  # commits are frozen snapshots

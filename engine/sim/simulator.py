@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,8 +41,19 @@ from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
 from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
-from engine.sim.k8s import Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s
-from engine.sim.logs import ContainerLog, LogFormatter
+from engine.sim.k8s import Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s, timestamp
+from engine.sim.logs import (
+    LOG_FILE_LINES,
+    RETENTION_S,
+    WINDOW_S,
+    ContainerLog,
+    LogFormatter,
+    TrafficWindow,
+    WindowLayout,
+    expand,
+    grpc_code,
+    traffic_lines,
+)
 from engine.sim.noise import NoiseSeries
 from engine.sim.source import SourceRepo
 from engine.sim.traffic import (
@@ -78,12 +90,6 @@ if TYPE_CHECKING:
 
 WARM_TRAFFIC_S = 360.0
 """Seconds of traffic before run time 0, so 5-minute rate windows are full at t = 0."""
-ACCESS_LOG_EVERY_S = 30.0
-"""One sampled access-log line per serving pod this often, seconds."""
-ERROR_LOG_EVERY_S = 5.0
-"""Error lines are drawn for the failures of each 5-second stretch (spread over it)."""
-ERROR_LOG_CAP = 3
-"""At most this many error lines per pod and operation per tick (log sampling)."""
 
 
 def _address(value: str, env: dict[str, str], var: str) -> tuple[str, int | None]:
@@ -329,8 +335,14 @@ class Simulator(Substrate):
         self._built_images: dict[str, set[str]] = {}
         """Per service, the images its builds pushed (see :meth:`_land`)."""
         self.container_logs: dict[str, ContainerLog] = {}
+        self.log_windows: deque[TrafficWindow] = deque(maxlen=int(RETENTION_S / WINDOW_S))
+        """Traffic per pod and operation for the logs, newest last (see :mod:`engine.sim.logs`)."""
+        self._log_layout: tuple[int, WindowLayout] | None = None
+        self._defect_stamp: tuple[int, int] = (-2, -2)
+        self._defect_cache: dict[tuple[str, str], Effect | None] = {}
+        self._detail_cache: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self.formatters = {
-            svc.name: LogFormatter(svc.name, svc.language, svc.port, svc.container, svc.role)
+            svc.name: LogFormatter(svc.name, svc.language, svc.port, svc.container, svc.role, svc.protocol)
             for svc in self.app.services
         }
         self.cluster = Cluster(
@@ -344,6 +356,7 @@ class Simulator(Substrate):
             self._svc_ops.setdefault(s, []).append(i)
         self._table_version = -1
         self._fail_acc = np.zeros(0)
+        self._calls_acc = np.zeros(0)
         self._fail_since = 0.0
         self._svc_model = {s.name: s for s in self.app.services}
         self._mem_idle = {s.name: parse_quantity(s.memory_idle) for s in self.app.services}
@@ -355,8 +368,6 @@ class Simulator(Substrate):
         self._series_sig: dict[str, tuple[bool, float]] = {}
         self._sid_cache: dict[str, dict[int, list[int]]] = {}
         self._entry_services = {r.entry.service for r in self.app.routes}
-        self._access_logged = {s.name for s in self.app.services
-                               if s.role == "app" and s.protocol in ("http", "grpc")}
         self._slot_matched: list[list[Effect]] = []
         self._seen_start: dict[str, float] = {}
         self._store_state: dict[str, dict[str, float]] = {
@@ -365,7 +376,6 @@ class Simulator(Substrate):
         self._route_cache: dict[str, Any] = {}
         self._cause_cache: dict[tuple[int, float], tuple[str, dict[str, Any]]] = {}
         self._next_scrape = 0.0
-        self._next_access_log = 0.0
         self.noise: NoiseSeries | None = None
         """The series of the schedule's background noise (:meth:`set_background_noise`)."""
         self._health_classes = SeriesClasses(self.app.service_names())
@@ -426,7 +436,7 @@ class Simulator(Substrate):
         for pod in self.cluster.drain_removed():
             self._forget_pod(pod)
         if self.cluster.version != self._table_version:
-            self._emit_request_logs()
+            self._close_log_window()
             self._rebuild()
         result = self.traffic.step(t)
         tab = self.traffic.table
@@ -438,11 +448,13 @@ class Simulator(Substrate):
         self.cluster.probe(t)
         if self._fail_acc.shape != result.slot_fail.shape:
             self._fail_acc = np.zeros_like(result.slot_fail)
+            self._calls_acc = np.zeros_like(result.slot_calls)
             self._fail_since = self.t
         self._fail_acc += result.slot_fail
+        self._calls_acc += result.slot_calls
         self.t = t
-        if t - self._fail_since >= ERROR_LOG_EVERY_S:
-            self._emit_request_logs()
+        if t - self._fail_since >= WINDOW_S:
+            self._close_log_window()
         if t + 1e-9 >= self._next_scrape:
             self._next_scrape += self.scrape_interval_s
             self.traffic.flush()
@@ -450,9 +462,6 @@ class Simulator(Substrate):
                 self.noise.update(t)
             if t >= 0 or self.record_warmup:
                 self.store.record(t)
-            if t >= self._next_access_log:
-                self._next_access_log = t + ACCESS_LOG_EVERY_S
-                self._access_logs(t, tab, self.traffic.flushed_calls_k)
 
     # ----------------------------------------------------------------- effects
 
@@ -937,15 +946,18 @@ class Simulator(Substrate):
     def _lifecycle_log(self, pod: Pod, kind: str, detail: dict[str, Any]) -> None:
         fmt = self.formatters[pod.service]
         t = self.cluster.t
+        buf = self.container_logs.setdefault(pod.name, ContainerLog())
         if kind == "start":
-            buf = self.container_logs.setdefault(pod.name, ContainerLog())
-            if buf.current:
-                buf.rotate()
-            note = f"revision {pod.revision}, commit {pod.template.commit[:7]}"
-            self._log(pod.name, fmt.startup(t, float(detail["startup_s"]), note))
+            buf.rotate(t)
+            crash = detail.get("crash_after_s")
+            self._log(pod.name, fmt.startup(t, float(detail["startup_s"]),
+                                            None if crash is None else float(crash)))
             if self.app.service(pod.service).store and not self.app.service(pod.service).store.persistent:  # type: ignore[union-attr]
                 self._store_restarted(pod)
-        elif kind == "crash":
+            return
+        if buf.started_t is not None and buf.ended_t is None:
+            buf.ended_t = t
+        if kind == "crash":
             eff = detail.get("effect")
             hint = eff.log if isinstance(eff, Effect) else None
             if hint is not None:
@@ -985,36 +997,40 @@ class Simulator(Substrate):
         return {"generation": state["generation"], "since": state["since"],
                 "served_since": served - state["served_at_loss"]}
 
-    def _emit_request_logs(self) -> None:
-        """Write error lines for the failures accumulated since the last call (sampled)."""
+    def _close_log_window(self) -> None:
+        """Keep the traffic accumulated since the last call as one :class:`TrafficWindow`
+        (the logs expand it into lines when read), with why each failing slot failed."""
         tab = self.traffic.table
-        fail, since, t = self._fail_acc, self._fail_since, self.t
+        fail, calls, since, t = self._fail_acc, self._calls_acc, self._fail_since, self.t
         self._fail_acc = np.zeros_like(fail)
+        self._calls_acc = np.zeros_like(calls)
         self._fail_since = t
         span = t - since
-        if tab is None or span <= 0 or fail.shape[0] != tab.k_pod.shape[0]:
+        if tab is None or span <= 0 or calls.shape[0] != tab.k_pod.shape[0] or not calls.any():
             return
-        idx = np.flatnonzero(fail > 0.02 * span)
-        if idx.size == 0:
-            return
-        counts = self.log_rng.poisson(np.minimum(fail[idx], ERROR_LOG_CAP * span))
-        for k, n in zip(idx.tolist(), counts.tolist(), strict=True):
-            if n <= 0:
-                continue
-            pod_name = tab.names[int(tab.k_pod[k])]
-            op = int(tab.k_op[k])
-            service, op_name = self.forest.ops[op]
-            key = (k, float(self._table_version)
-                   + (0.5 if self.traffic.overflow[int(tab.slot[int(tab.k_pod[k])])] > 0 else 0.0))
+        if self._log_layout is None or self._log_layout[0] != self._table_version:
+            owners: dict[str, list[int]] = {}
+            for k, p in enumerate(tab.k_pod.tolist()):
+                owners.setdefault(tab.names[int(p)], []).append(k)
+            self._log_layout = (self._table_version, WindowLayout(
+                {name: np.asarray(ks, dtype=np.int32) for name, ks in owners.items()},
+                tab.k_op.astype(np.int32)))
+        layout = self._log_layout[1]
+        causes: dict[int, tuple[str, dict[str, Any]]] = {}
+        # Why a slot failed is worked out only where the window expects at least half a failed
+        # request (the rest rarely draws one; a drawn failure without a cause logs nothing).
+        for k in np.flatnonzero(fail >= 0.5).tolist():
+            key = (k, float(self._table_version) + (0.5 if self.traffic.overflow[int(tab.slot[int(tab.k_pod[k])])] > 0
+                                                       else 0.0))
             cached = self._cause_cache.get(key)
             if cached is None:
-                cached = self._failure_cause(tab, k, service, op)
+                cached = self._failure_cause(tab, k, self.forest.ops[int(tab.k_op[k])][0], int(tab.k_op[k]))
                 self._cause_cache = {key: cached} if len(self._cause_cache) > 512 else self._cause_cache
                 self._cause_cache[key] = cached
-            cause, detail = cached
-            offsets = np.sort(self.log_rng.random(min(n, int(ERROR_LOG_CAP * span))))
-            # Formatting is deferred to read time: most lines are never read.
-            self._log(pod_name, [(since + span * float(o), ("err", op_name, cause, detail)) for o in offsets])
+            causes[k] = cached
+        lat = (self.traffic.op_lat_s[tab.k_op] * 1000.0 * tab.k_latfac).astype(np.float32)
+        self.log_windows.append(TrafficWindow(since, t, layout, calls.astype(np.float32), fail.astype(np.float32),
+                                              lat, causes))
 
     def _failure_cause(self, tab: PodTable, k: int, service: str, op: int) -> tuple[str, dict[str, Any]]:
         """Why requests to slot ``k`` fail: own defect, load shedding, or a named downstream call."""
@@ -1027,7 +1043,7 @@ class Simulator(Substrate):
                 if eff.error_rate > 0 and (not eff.operations or op_name in eff.operations):
                     h = eff.log
                     return "own", {"message": h.message, "exception": h.exception, "file": h.file,
-                                   "function": h.function, "line": h.line}
+                                   "function": h.function, "line": h.line, "where": h.where}
         svc = self.app.service(service)
         op_model = svc.operation(self.forest.ops[op][1])
         worst: tuple[float, str, str, str] | None = None
@@ -1050,12 +1066,74 @@ class Simulator(Substrate):
                 score, why = callee_fail, "error"
                 if callee_fail > 0 and self._service_timeouts(call.service):
                     why = "timeout"
+                elif callee_fail > 0 and self._defect_of(call.service, call.operation) is None:
+                    score *= 0.5  # the callee fails, but not on this operation: blame the one that does
             if worst is None or score > worst[0]:
                 worst = (score, call.service, call.operation, why if why != "ok" else "error")
                 worst_addr = addr
         if worst is None:
-            return "own", {"message": "internal error"}
-        return "downstream", {"callee": worst[1], "callee_op": worst[2], "mode": worst[3], "addr": worst_addr}
+            # No defect and no failing call to blame (a baseline failure): nothing to log.
+            return "own", {"message": "internal error", "where": "none"}
+        return "downstream", self._downstream_detail(worst[1], worst[2], worst[3], worst_addr)
+
+    def _downstream_detail(self, callee: str, callee_op: str, mode: str, addr: str) -> dict[str, Any]:
+        """What a caller's client sees of a failed call to ``callee``: its protocol, its
+        cluster IP, and for an error answer the message and gRPC code of the callee's active
+        defect (``where`` tells whether anyone logs it); cached like :meth:`_defect_of`."""
+        self._defect_of(callee, callee_op)  # refreshes the cache stamp
+        key = (callee, callee_op, mode, addr)
+        hit = self._detail_cache.get(key)
+        if hit is None:
+            hit = self._detail_cache[key] = self._downstream_detail_uncached(callee, callee_op, mode, addr)
+        return hit
+
+    def _downstream_detail_uncached(self, callee: str, callee_op: str, mode: str, addr: str) -> dict[str, Any]:
+        svc = self.app.service(callee)
+        detail: dict[str, Any] = {"callee": callee, "callee_op": callee_op, "mode": mode, "addr": addr,
+                                  "callee_protocol": svc.protocol, "callee_store": svc.store is not None}
+        if svc.service_port is not None:
+            index = self.app.services.index(svc)
+            detail["ip"] = f"10.96.{index // 200}.{index % 200 + 10}"
+        if mode != "error":
+            return detail
+        eff = self._defect_of(callee, callee_op)
+        if eff is not None:
+            detail.update(desc=eff.log.message, code=grpc_code(eff.log.exception), where=eff.log.where)
+            return detail
+        # The callee fails because of its own callees: its error answer wraps theirs.
+        try:
+            calls = self.app.service(callee).operation(callee_op).calls
+        except (KeyError, ValueError):
+            calls = ()
+        for call in calls:
+            inner = self._defect_of(call.service, call.operation)
+            if inner is not None and inner.log.where != "none":
+                short = call.operation.rsplit("/", 1)[-1]
+                detail.update(code="Internal", where="self",
+                              desc=f"failed to {short[:1].lower() + short[1:]}: rpc error: code = "
+                                   f"{grpc_code(inner.log.exception)} desc = {inner.log.message}")
+                return detail
+        return detail
+
+    def _defect_of(self, service: str, operation: str) -> Effect | None:
+        """The active defect making ``operation`` of ``service`` fail (None: none); cached
+        until the pods or the effects change."""
+        stamp = (self._table_version, self._effects_version)
+        if self._defect_stamp != stamp:
+            self._defect_stamp, self._defect_cache, self._detail_cache = stamp, {}, {}
+        key = (service, operation)
+        if key in self._defect_cache:
+            return self._defect_cache[key]
+        found: Effect | None = None
+        for pod in sorted(self.cluster.workloads[service].all_pods(), key=lambda p: p.name):
+            for eff in self.pod_effects(pod):
+                if eff.error_rate > 0 and (not eff.operations or operation in eff.operations):
+                    found = eff
+                    break
+            if found is not None:
+                break
+        self._defect_cache[key] = found
+        return found
 
     def _service_fail_share(self, service: str) -> float:
         tab = self.traffic.table
@@ -1075,32 +1153,6 @@ class Simulator(Substrate):
             return False
         sel = tab.svc == self.traffic.svc_index[service]
         return bool((tab.hung[sel] | ~tab.up[sel]).any())
-
-    def _access_logs(self, t: float, tab: PodTable, calls: np.ndarray[Any, Any]) -> None:
-        """One sampled access-log line per serving pod per scrape interval."""
-        if tab.k_starts.size == 0:
-            return
-        n = tab.k_starts.size
-        totals = np.add.reduceat(calls, tab.k_starts)
-        draws = self.log_rng.random(n)
-        jitter = np.abs(self.log_rng.standard_normal((n, 3)))
-        cum = np.cumsum(calls)
-        before = np.concatenate(([0.0], cum))[tab.k_starts]
-        # Pick each pod's logged request in proportion to its operations' traffic.
-        picks = np.searchsorted(cum, before + draws * totals, side="right")
-        ends = np.concatenate((tab.k_starts[1:], [calls.shape[0]])) - 1
-        picks = np.minimum(picks, ends)
-        for i in np.flatnonzero(totals > 0).tolist():
-            k = int(picks[i])
-            name = tab.names[int(tab.k_owner[i])]
-            service, op_name = self.forest.ops[int(tab.k_op[k])]
-            if service not in self._access_logged:
-                continue  # stores and Kafka consumers keep no access log
-            median = float(self.traffic.op_lat_s[int(tab.k_op[k])] * 1000.0 * tab.k_latfac[k])
-            lat = median * float(np.exp(0.35 * jitter[i, 0]))
-            ts = t - float(jitter[i, 1] % 1.0) * self.scrape_interval_s
-            peer = f"10.8.0.{int(jitter[i, 2] * 1000) % 200 + 2}:{40000 + int(jitter[i, 2] * 20000) % 20000}"
-            self._log(name, [(ts, ("acc", op_name, 200, lat, peer))])
 
     # ----------------------------------------------------------------- Substrate: state
 
@@ -1149,29 +1201,74 @@ class Simulator(Substrate):
         self.traffic.flush()
         return exposition(self.registry)
 
-    def logs(self, pod: str, *, tail: int | None = None, previous: bool = False) -> list[str]:
+    def logs(self, pod: str, *, tail: int | None = None, previous: bool = False,
+             since: float | None = None) -> list[str]:
+        """See :meth:`Substrate.logs`. Story lines and the traffic lines generated from the
+        retained windows (:mod:`engine.sim.logs`), at most :data:`LOG_FILE_LINES` lines.
+
+        Raises:
+            SubstrateError: unknown pod; ``tail`` < 0; no previous container; and, as the
+                kubelet answers ``kubectl logs`` (pkg/kubelet/kubelet_pods.go,
+                validateContainerLogStatus), a container that has not started: ``container
+                "C" in pod "P" is waiting to start: ContainerCreating`` (``trying and
+                failing to pull image`` in ImagePullBackOff, ``image can't be pulled`` in
+                ErrImagePull, the waiting reason otherwise).
+        """
         if pod not in self.cluster.pods:
             raise SubstrateError(f'pods "{pod}" not found')
+        if tail is not None and tail < 0:
+            raise SubstrateError(f"tail must be >= 0, got {tail}")
+        the_pod = self.cluster.pods[pod]
+        cname = the_pod.container.name
         buf = self.container_logs.get(pod, ContainerLog())
-        lines = buf.previous if previous else buf.current
-        if previous and not lines:
-            raise SubstrateError(f'previous terminated container "{self.cluster.pods[pod].container.name}" in pod '
-                                 f'"{pod}" not found')
-        fmt = self.formatters[self.cluster.pods[pod].service]
-        entries = sorted(lines, key=lambda x: x[0])
-        if tail is not None:
-            if tail < 0:
-                raise SubstrateError(f"tail must be >= 0, got {tail}")
-            entries = entries[-tail:] if tail else []
-        out = []
-        for ts, entry in entries:
-            if isinstance(entry, str):
-                out.append(entry)
-            elif entry[0] == "err":
-                out.append(fmt.request_error(ts, entry[1], entry[2], entry[3]))
-            else:
-                out.append(fmt.access(ts, entry[1], entry[2], entry[3], entry[4]))
-        return out
+        if previous:
+            if buf.prev_span is None:
+                raise SubstrateError(f'previous terminated container "{cname}" in pod "{pod}" not found')
+            lines, span = buf.previous, buf.prev_span
+        else:
+            if buf.started_t is None:
+                reason = the_pod.container.reason or "ContainerCreating"
+                what = {"ImagePullBackOff": "trying and failing to pull image",
+                        "ErrImagePull": "image can't be pulled"}.get(reason, reason)
+                raise SubstrateError(f'container "{cname}" in pod "{pod}" is waiting to start: {what}')
+            lines, span = buf.current, (buf.started_t, buf.ended_t if buf.ended_t is not None else self.t)
+        if since is not None:
+            lines = deque(entry for entry in lines if entry[0] >= since)
+            span = (max(span[0], since), span[1])
+        budget = LOG_FILE_LINES if tail is None else min(tail, LOG_FILE_LINES)
+        fmt = self.formatters[the_pod.service].for_pod(pod)
+        handlers = self._log_handlers()
+        windows = [w for w in reversed(self.log_windows) if w.t1 > span[0] and w.t0 < span[1]]
+        generated = traffic_lines(fmt, pod, self.seed, windows, span, handlers, budget) if budget else []
+        entries = sorted([*lines, *generated], key=lambda x: x[0])
+        formatted: list[tuple[float, str]] = []
+        end = len(entries)
+        # Newest first until the budget of lines is met and no older entry can still reach it
+        # (an entry's lines are never later than the entry itself).
+        while end > 0:
+            if len(formatted) >= budget:
+                formatted.sort(key=lambda x: x[0])
+                if entries[end - 1][0] < formatted[-budget][0]:
+                    break
+            start = max(0, end - max(64, budget - len(formatted)))
+            formatted.extend(expand(fmt, entries[start:end]))
+            end = start
+        formatted.sort(key=lambda x: x[0])
+        return [text for _, text in formatted[-budget:]] if budget else []
+
+    def _log_handlers(self) -> dict[int, tuple[str, str]]:
+        """Operation index -> (operation name, handler ``file:function``) for the logs."""
+        cached: dict[int, tuple[str, str]] | None = getattr(self, "_handlers_cache", None)
+        if cached is None:
+            cached = {}
+            for i, (service, op_name) in enumerate(self.forest.ops):
+                try:
+                    handler = self.app.service(service).operation(op_name).handler or ""
+                except (KeyError, ValueError):
+                    handler = ""
+                cached[i] = (op_name, handler)
+            self._handlers_cache = cached
+        return cached
 
     def topology(self, window_s: float = 300.0) -> list[EdgeStats]:
         ti = self.traffic
