@@ -62,8 +62,8 @@ class CatalogCounts:
 
 def catalog_counts(catalog: Catalog) -> CatalogCounts:
     """Count ``catalog``'s faults per category and code-bug subtype (module docstring)."""
-    cats = Counter(f.category for f in catalog.faults)
-    subs = Counter(f.subtype for f in catalog.faults if f.category == "code-bug" and f.subtype)
+    cats: Counter[str] = Counter(f.category for f in catalog.faults)
+    subs: Counter[str] = Counter(f.subtype for f in catalog.faults if f.category == "code-bug" and f.subtype)
     return CatalogCounts(app=catalog.app, total=len(catalog.faults),
                          categories={c: cats[c] for c in CATEGORIES},
                          subtypes={s: subs[s] for s in SUBTYPES},
