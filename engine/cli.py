@@ -28,6 +28,7 @@ from engine.run.counterfactual import noop_counterfactual
 from engine.run.replay import replay
 from engine.run.sealinputs import complete_inputs
 from engine.serve.cli import add_serve_arguments
+from faults.cli import add_catalog_arguments
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 from scoring.cli import add_report_arguments, add_score_arguments
 from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
@@ -401,6 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_app_show)
     p = app_sub.add_parser("import", help="build an app-model skeleton from Kubernetes manifests")
     add_import_arguments(p)
+    p = app_sub.add_parser("catalog", help="fault-catalog counts per category and code-bug subtype against "
+                                           "SRE-Marathon's Table 3")
+    add_catalog_arguments(p)
     return parser
 
 

@@ -28,7 +28,7 @@ RUN_REGIMES: tuple[RunRegime, ...] = get_args(RunRegime)
 """The user-selectable regimes, shortest first (the keys of :data:`faults.generator.REGIMES`)."""
 DEFAULT_REGIME: RunRegime = "short-5"
 """The regime a command runs when none is given."""
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 
 MAX_DURATION_S = 86_400
 """Longest run a schedule may describe, seconds (24 h: the marathon regime runs about 100
