@@ -87,7 +87,11 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         rec = sim.deploy_change(target, files={ch.file: text.replace(ch.find, ch.replace, 1)}, summary=ch.summary,
                                 author=ch.author)
         inst.changes.append(rec)
-        sim.inject(_effect(spec, spec.effect, eid, when=SourceContains(path=ch.file, text=ch.defect_marker())))
+        # The defect lives in the target's source; when its symptom shows in another service (the
+        # caller that trips over a silent wrong answer), the condition still reads the target's file.
+        owner = target if spec.effect.service not in (None, target) else None
+        sim.inject(_effect(spec, spec.effect, eid,
+                           when=SourceContains(path=ch.file, text=ch.defect_marker(), service=owner)))
         inst.effect_ids.append(eid)
         return inst
     if m in OBJECT_MECHANISMS:
