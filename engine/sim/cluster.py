@@ -21,10 +21,17 @@ kube-state-metrics tell the story an SRE expects:
   an image the registry lacks), container start, application start-up time, readiness
   and liveness probes, restarts with the kubelet's back-off (10 s doubling to 300 s,
   reset after 10 min of running), ``CrashLoopBackOff``, ``OOMKilled``, graceful deletion.
-* **Node lifecycle**: a node that stops reporting turns ``Unknown`` after 40 s
-  (node-monitor-grace-period); its pods are marked not ready then, and evicted after
-  300 s (the default ``tolerationSeconds`` for unreachable nodes), when their
-  replacements are scheduled in the other zone.
+* **Node lifecycle** (``pkg/controller/nodelifecycle``, ``pkg/controller/tainteviction``): a
+  node whose kubelet stops renewing its lease keeps its pods ``1/1 Running`` until the
+  controller's next 5 s monitor pass after the grace period (40 s after the last renewal);
+  then all its conditions turn ``Unknown`` (``NodeStatusUnknown``, ``Kubelet stopped posting
+  node status.``, the last heartbeat kept), it gets ``node.kubernetes.io/unreachable``
+  ``NoSchedule`` and ``NoExecute`` taints, and its pods get ``Ready=False`` (the containers
+  still read ready: only the kubelet writes those) and a ``NodeNotReady`` warning. 300 s
+  later (the ``tolerationSeconds`` DefaultTolerationSeconds injects) the taint eviction
+  controller deletes them; they stay ``Terminating`` on the lost node and their owners
+  create replacements elsewhere. Departure: the scheduler here also avoids a node in its
+  grace period (the real one may still bind pods to it, which then never start).
 """
 
 from __future__ import annotations
@@ -42,6 +49,12 @@ from engine.apps.model import AppModel, Probe, Service
 from engine.kubectl.quantity import parse_quantity
 from engine.sim.effects import Effect
 from engine.sim.k8s import (
+    NODE_CONDITIONS,
+    NODE_KERNEL,
+    NODE_KUBELET,
+    NODE_OS_IMAGE,
+    NODE_RUNTIME,
+    UNREACHABLE_TAINT,
     Condition,
     ContainerStatus,
     Event,
@@ -56,9 +69,14 @@ from engine.sim.k8s import (
 )
 
 NODE_GRACE_S = 40.0
-"""kube-controller-manager --node-monitor-grace-period default."""
+"""kube-controller-manager ``--node-monitor-grace-period`` default in Kubernetes v1.30, the
+version the simulated cluster runs (``cmd/kube-controller-manager/app/options``; 50 s from v1.32)."""
+NODE_MONITOR_PERIOD_S = 5.0
+"""kube-controller-manager ``--node-monitor-period`` default: how often node health is checked."""
 EVICTION_S = 300.0
 """Default tolerationSeconds of node.kubernetes.io/unreachable (DefaultTolerationSeconds)."""
+TAINT_EVICTION_SOURCE = "taint-eviction-controller"
+"""Event source of the taint eviction controller (its own controller since v1.29)."""
 BACKOFF_INITIAL_S = 10.0
 BACKOFF_MAX_S = 300.0
 BACKOFF_RESET_S = 600.0
@@ -196,13 +214,18 @@ class Cluster:
         mem = parse_quantity(spec.node_memory)
         for zi, zone in enumerate(spec.zones):
             for i in range(spec.nodes_per_zone):
-                node = Node(f"node-{'abcdefgh'[zi]}-{i + 1}", zone, cpu, mem, self._uid())
+                node = Node(f"node-{'abcdefgh'[zi]}-{i + 1}", zone, cpu, mem, self._uid(), index=len(self.nodes))
                 self.nodes.append(node)
                 base = {"node": node.name}
-                self._ksm("kube_node_info", {**base, "kubelet_version": "v1.30.4", "os_image": "Ubuntu 24.04 LTS"}, 1)
-                for status in ("true", "false", "unknown"):
-                    self._ksm("kube_node_status_condition", {**base, "condition": "Ready", "status": status},
-                              1.0 if status == "true" else 0.0)
+                self._ksm("kube_node_info", {
+                    **base, "container_runtime_version": NODE_RUNTIME, "internal_ip": node.internal_ip,
+                    "kernel_version": NODE_KERNEL, "kubelet_version": NODE_KUBELET, "kubeproxy_version": NODE_KUBELET,
+                    "os_image": NODE_OS_IMAGE, "pod_cidr": "", "provider_id": "", "system_uuid": ""}, 1)
+                self._ksm("kube_node_spec_unschedulable", base, 0)
+                for cond, healthy, _, _ in NODE_CONDITIONS:
+                    for status in ("true", "false", "unknown"):
+                        self._ksm("kube_node_status_condition", {**base, "condition": cond, "status": status},
+                                  1.0 if status == healthy.lower() else 0.0)
 
     def node(self, name: str) -> Node:
         for node in self.nodes:
@@ -741,17 +764,20 @@ class Cluster:
         pod.next_probe_t = None
         pod.next_liveness_t = None
         self._set_ready(pod, False)
-        if pod.node:
-            self.event("Pod", pod.name, "Normal", "Killing", f"Stopping container {pod.container.name}")
-        self.on_log(pod, "stop", {"reason": reason})
+        node = self.node(pod.node) if pod.node else None
         wl = self.workloads.get(pod.service)
         if wl is not None:
             self._dirty.add(wl.name)
-        node = self.node(pod.node) if pod.node else None
         if node is not None and not node.ready:
+            # No kubelet to act on it: the pod stays Terminating, its container running (and
+            # reading ready), until the node returns (set_node_ready) or forever.
+            pod.container.ready = pod.running
             self._sync_pod_series(pod)
-            self._push(t + 5.0, pod, "remove")
+            self._bump()
             return
+        if pod.node:
+            self.event("Pod", pod.name, "Normal", "Killing", f"Stopping container {pod.container.name}")
+        self.on_log(pod, "stop", {"reason": reason})
         self._push(t + (TERMINATION_S if pod.running else 0.0), pod, "remove")
         self._sync_pod_series(pod)
         self._bump()
@@ -838,49 +864,107 @@ class Cluster:
 
     # ----------------------------------------------------------------- nodes
 
-    def set_node_ready(self, name: str, ready: bool) -> None:
-        """Take a node away (it stops reporting, as in a zone outage) or bring it back."""
+    def set_node_ready(self, name: str, ready: bool, network: bool = True) -> None:
+        """Take a node's kubelet away (it stops reporting) or bring it back.
+
+        Args:
+            name: the node.
+            ready: False: the kubelet stops posting status and renewing its lease; True: it
+                reports again (a restarted kubelet first records ``Starting``).
+            network: the node's network goes (and comes back) with it, as in a zone outage:
+                its pods stop answering. False: only the kubelet stops (its containers keep
+                running and answering until the controller takes them out of the endpoints).
+
+        Raises:
+            KeyError: no such node.
+        """
         node = self.node(name)
         if node.ready == ready:
             return
+        t = self.t
         node.ready = ready
-        node.down_since = None if ready else self.t
-        if ready:
+        if not ready:
+            node.reachable = not network
+            node.down_since = t
+            node.frozen_heartbeat = node.heartbeat(t)
+            # nodelifecycle.monitorNodeHealth: Unknown at the first monitor pass after the
+            # grace period has passed since the last lease renewal.
+            due = node.lease_renewed_before(t) + NODE_GRACE_S
+            node.unknown_at = math.floor(due / NODE_MONITOR_PERIOD_S) * NODE_MONITOR_PERIOD_S + NODE_MONITOR_PERIOD_S
+            self._bump()
+            return
+        restarted = not network and node.reachable
+        node.reachable = True
+        node.down_since = node.unknown_at = node.frozen_heartbeat = None
+        if restarted:
+            node.kubelet_started_t = t
+            self.event("Node", name, "Normal", "Starting", "Starting kubelet.", "kubelet")
+        if node.condition == "Unknown":
             node.condition = "True"
+            node.transition_t = node.heartbeat_origin = t
+            had_noexecute = any(e == "NoExecute" for _, e, _ in node.taints)
+            node.taints = []
             self._sync_node_series(node)
-            for pod in list(self.pods.values()):
-                if pod.node == name:
-                    if pod.terminating:
-                        self._push(self.t, pod, "remove")
-                    elif pod.running and pod.template.readiness_probe is not None:
-                        self._schedule_probe(pod, "r", self.t)
-                    elif pod.running:
-                        self._set_ready(pod, True)
-                        self._sync_pod_series(pod)
+            for pod in sorted(self.pods.values(), key=lambda p: p.name):
+                if pod.node != name:
+                    continue
+                if had_noexecute and not pod.terminating:
+                    self.event("Pod", pod.name, "Normal", "TaintManagerEviction",
+                               f"Cancelling deletion of Pod {self.ns}/{pod.name}", TAINT_EVICTION_SOURCE)
+                pod.marked_not_ready = False
             self.event("Node", name, "Normal", "NodeReady", f"Node {name} status is now: NodeReady", "kubelet")
+        else:
+            node.heartbeat_origin = t if restarted else node.heartbeat_origin
+        # The kubelet resumes: it finishes deletions the API server asked for meanwhile and
+        # re-probes its running containers.
+        for pod in sorted(self.pods.values(), key=lambda p: p.name):
+            if pod.node != name:
+                continue
+            if pod.terminating:
+                self.event("Pod", pod.name, "Normal", "Killing", f"Stopping container {pod.container.name}")
+                self.on_log(pod, "stop", {"reason": "evicted"})
+                self._push(t + (TERMINATION_S if pod.running else 0.0), pod, "remove")
+            elif pod.running and pod.template.readiness_probe is not None:
+                self._schedule_probe(pod, "r", t)
+                lp = pod.template.liveness_probe
+                if lp is not None:
+                    self._schedule_probe(pod, "l", t + lp.period_s)
+            elif pod.running:
+                self._set_ready(pod, True)
+                self._sync_pod_series(pod)
         self._bump()
 
     def _node_lifecycle(self, t: float) -> None:
+        """The node lifecycle and taint eviction controllers (module docstring)."""
         for node in self.nodes:
-            if node.ready or node.down_since is None:
+            if node.ready or node.unknown_at is None:
                 continue
-            down_for = t - node.down_since
-            if node.condition == "True" and down_for >= NODE_GRACE_S:
+            if node.condition == "True" and t >= node.unknown_at:
+                at = node.unknown_at
                 node.condition = "Unknown"
+                node.transition_t = at
+                node.taints = [(UNREACHABLE_TAINT, "NoSchedule", at), (UNREACHABLE_TAINT, "NoExecute", at)]
                 self._sync_node_series(node)
                 self.event("Node", node.name, "Normal", "NodeNotReady",
                            f"Node {node.name} status is now: NodeNotReady", "node-controller")
-                for pod in self.pods.values():
-                    if pod.node == node.name and pod.ready:
-                        self._set_ready(pod, False)
-                        pod.phase = pod.phase if pod.phase != "Running" else "Running"
+                for pod in sorted(self.pods.values(), key=lambda p: p.name):
+                    if pod.node == node.name and not pod.marked_not_ready:
+                        # controller_utils.MarkPodsNotReady: only the pod's Ready condition.
+                        pod.marked_not_ready = True
+                        self.event("Pod", pod.name, "Warning", "NodeNotReady", "Node is not ready",
+                                   "node-controller")
+                        if pod.ready:
+                            pod.ready = False
+                            pod.ready_t = None
+                            self._dirty.add(pod.service)
                         self._sync_pod_series(pod)
-            if node.condition == "Unknown" and down_for >= NODE_GRACE_S + EVICTION_S:
-                for pod in list(self.pods.values()):
+                self._bump()
+            if node.condition == "Unknown" and t >= node.unknown_at + EVICTION_S:
+                for pod in sorted(self.pods.values(), key=lambda p: p.name):
                     if pod.node == node.name and not pod.terminating:
                         self.event("Pod", pod.name, "Normal", "TaintManagerEviction",
-                                   f"Marking for deletion Pod {self.ns}/{pod.name}", "taint-controller")
-                        pod.status_reason = "NodeLost"
+                                   f"Marking for deletion Pod {self.ns}/{pod.name}", TAINT_EVICTION_SOURCE)
+                        pod.disruption_t = t
                         self._start_termination(pod, "evicted")
 
     # ----------------------------------------------------------------- kube-state-metrics
@@ -997,14 +1081,9 @@ class Cluster:
     def _sync_pod_series(self, pod: Pod) -> None:
         s, reg = pod.series, self.registry
         phase = pod.phase
-        node = self.node(pod.node) if pod.node else None
-        if node is not None and node.condition == "Unknown":
-            phase = "Unknown" if pod.terminating else phase
         for p in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
             reg.set(s[f"phase:{p}"], 1.0 if p == phase else 0.0)
         ready_cond = "true" if pod.ready else "false"
-        if node is not None and node.condition == "Unknown":
-            ready_cond = "unknown" if not pod.ready else ready_cond
         for cond in ("true", "false", "unknown"):
             reg.set(s[f"ready:{cond}"], 1.0 if cond == ready_cond else 0.0)
         reg.set(s["scheduled:true"], 1.0 if pod.node else 0.0)
@@ -1048,11 +1127,21 @@ class Cluster:
             s[key] = self._ksm(metric, labels, 1)
 
     def _sync_node_series(self, node: Node) -> None:
-        for status in ("true", "false", "unknown"):
-            sid = self.registry.lookup("kube_node_status_condition", {
-                **self._ksm_common, "node": node.name, "condition": "Ready", "status": status})
-            if sid is not None:
-                self.registry.set(sid, 1.0 if node.condition.lower() == status else 0.0)
+        for cond, healthy, _, _ in NODE_CONDITIONS:
+            now = healthy.lower() if node.condition == "True" else "unknown"
+            for status in ("true", "false", "unknown"):
+                sid = self.registry.lookup("kube_node_status_condition", {
+                    **self._ksm_common, "node": node.name, "condition": cond, "status": status})
+                if sid is not None:
+                    self.registry.set(sid, 1.0 if now == status else 0.0)
+        for _, effect in ((UNREACHABLE_TAINT, "NoSchedule"), (UNREACHABLE_TAINT, "NoExecute")):
+            labels = {**self._ksm_common, "node": node.name, "key": UNREACHABLE_TAINT, "value": "", "effect": effect}
+            sid = self.registry.lookup("kube_node_spec_taint", labels)
+            tainted = any(k == UNREACHABLE_TAINT and e == effect for k, e, _ in node.taints)
+            if tainted and sid is None:
+                self.registry.add("kube_node_spec_taint", labels, 1)
+            elif not tainted and sid is not None:
+                self.registry.kill([sid])
 
     # ----------------------------------------------------------------- views
 
@@ -1061,9 +1150,7 @@ class Cluster:
         out = pod.to_k8s(wl.labels())
         node = self.node(pod.node) if pod.node else None
         if node is not None:
-            out["status"]["hostIP"] = f"10.128.0.{self.nodes.index(node) + 10}"
-        if node is not None and node.condition == "Unknown":
-            out["status"]["conditions"][3]["status"] = "Unknown" if pod.ready else "False"
+            out["status"]["hostIP"] = node.internal_ip
         return out
 
     def rs_k8s(self, wl: Workload, rs: ReplicaSet) -> dict[str, Any]:
