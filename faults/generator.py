@@ -42,8 +42,9 @@ Distributions (and why):
   build and roll out (its onset); a zone outage shares its window with no other fault (it
   strands every pod in the zone, so no other fault's symptom could be told apart, and its
   evictions would restart the processes other runtime faults live in); the last fault ends
-  before the run does.
-* **Zone outages** last at most :data:`ZONE_OUTAGE_MAX_LIFE_S`: Kubernetes evicts the pods of
+  before the run does; two faults of one node (``kubelet-stop``, ``node-network``) never
+  overlap.
+* **Zone outages** and **kubelet stops** last at most :data:`ZONE_OUTAGE_MAX_LIFE_S`: Kubernetes evicts the pods of
   a NotReady node 300 s after it turns NotReady (40 s), and the replacements on the healthy
   zone end the outage's symptom by themselves, so a longer "outage" would be a fault that has
   healed.
@@ -80,7 +81,7 @@ from faults.schedule import (
     ScheduledFault,
     parse_schedule,
 )
-from faults.spec import Catalog, FaultSpec, load_catalog
+from faults.spec import NODE_MECHANISMS, Catalog, FaultSpec, load_catalog
 from faults.timing import onset_seconds, rollout_seconds, work_seconds
 
 REGIMES: dict[str, dict[str, Any]] = {
@@ -98,8 +99,9 @@ MIX = {"change": 0.75, "runtime": 0.15, "infrastructure": 0.10}
 ZONE_OUTAGE_MAX_LIFE_S = 330
 """Longest zone outage, seconds: before the node controller's eviction (NotReady after 40 s,
 pods evicted 300 s later) lets Kubernetes move the stranded pods (module docstring)."""
-PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart")
-"""Faults that live in the processes running at injection: any rollout of the target ends them."""
+PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart", "node-network", "kubelet-stop")
+"""Faults that live in the processes running at injection (or, for the node faults, on the
+node the target's pods run on): any rollout of the target ends them."""
 
 
 LIFE_MARGIN_S = 60
@@ -111,7 +113,8 @@ def lifetime(model: Any, spec: FaultSpec, drawn: int) -> int:
     """The lifetime a fault gets, seconds: the drawn (log-normal) one, but at least the time a
     correct operator needs to earn its repair credit plus :data:`LIFE_MARGIN_S`; a zone outage
     at most :data:`ZONE_OUTAGE_MAX_LIFE_S` (module docstring)."""
-    if spec.mechanism == "zone-outage":
+    if spec.mechanism in ("zone-outage", "kubelet-stop"):
+        # A stopped kubelet's pods are evicted on the same clock as a lost zone's.
         return min(drawn, ZONE_OUTAGE_MAX_LIFE_S)
     return max(drawn, math.ceil(work_seconds(model, spec)) + LIFE_MARGIN_S)
 
@@ -450,6 +453,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     used: set[str] = set()
     busy: dict[str, list[tuple[int, int]]] = {}
     outages: list[tuple[int, int]] = []
+    node_faults: list[tuple[int, int]] = []
     faults: list[ScheduledFault] = []
     span = duration - FIRST_FAULT_S - lo - 60
     mean_gap = span / n_faults
@@ -467,6 +471,8 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
                     return False
             elif any(not (e <= start or end <= s) for s, e in outages):
                 return False
+            if spec.mechanism in NODE_MECHANISMS and any(not (e <= start or end <= s) for s, e in node_faults):
+                return False  # two faults of one node would undo each other's revert
             # The target is busy from injection until the revert has built and rolled out.
             until = end + int(onset_seconds(model, spec))
             return all(e <= start or until <= s for s, e in busy.get(spec.target, []))
@@ -486,6 +492,8 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         busy.setdefault(spec.target, []).append((at, at + life + int(onset_seconds(model, spec))))
         if spec.mechanism == "zone-outage":
             outages.append((at, at + life))
+        if spec.mechanism in NODE_MECHANISMS:
+            node_faults.append((at, at + life))
         faults.append(ScheduledFault(at=at, fault=spec.id, target=spec.target, lifetime=life))
         t += float(rng.exponential(mean_gap))
         if t > FIRST_FAULT_S + span:

@@ -35,7 +35,8 @@ from engine.apps.builds import CONFIG_SUFFIXES
 from faults.spec import CHANGE_MECHANISMS, Catalog, FaultSpec, load_catalog
 
 ROW_KIND = {"code-change": "code", "config-patch": "config", "feature-flag": "config", "scale": "scale",
-            "resource-limit": "resources", "image": "image", "readiness-probe": "probe"}
+            "resource-limit": "resources", "image": "image", "readiness-probe": "probe",
+            "liveness-probe": "probe"}
 """The pipeline log's ``kind`` of the row a change-driven fault's injection ships."""
 
 _PREFIX = re.compile(r"^([a-z][a-z0-9-]*(?:\([^)]*\))?!?:)\s*(.+)$")

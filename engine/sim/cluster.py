@@ -106,6 +106,94 @@ _PULL_S = {
 small images default to 3 s)."""
 
 
+def go_duration(seconds: float) -> str:
+    """A probe timeout as Go's ``time.Duration`` prints it (``1s``, ``1.5s``)."""
+    return f"{seconds:g}s"
+
+
+def refused_message(probe: Probe, ip: str, port: int | None) -> str:
+    """The prober's message for a probe whose port has no listener (connection refused)."""
+    addr = f"{ip}:{port}"
+    if probe.type == "http":
+        return f'Get "http://{addr}{probe.path or "/"}": dial tcp {addr}: connect: connection refused'
+    if probe.type == "grpc":
+        return (f'timeout: failed to connect service "{addr}" within {go_duration(probe.timeout_s)}: '
+                "context deadline exceeded")
+    return f"dial tcp {addr}: connect: connection refused"
+
+
+def hung_message(probe: Probe, ip: str, port: int | None) -> str:
+    """The prober's message for a process that accepts connections but never answers.
+
+    Departure: a TCP probe of a hung process would still succeed (the kernel accepts the
+    connection); the simulator reports a dial timeout so that a hang fails every probe type.
+    """
+    addr = f"{ip}:{port}"
+    if probe.type == "http":
+        return (f'Get "http://{addr}{probe.path or "/"}": context deadline exceeded (Client.Timeout exceeded '
+                "while awaiting headers)")
+    if probe.type == "grpc":
+        return f"timeout: health rpc did not complete within {go_duration(probe.timeout_s)}"
+    return f"dial tcp {addr}: i/o timeout"
+
+
+PUBLIC_REGISTRIES = frozenset({"docker.io", "ghcr.io", "quay.io", "registry.k8s.io", "gcr.io", "public.ecr.aws",
+                               "us-docker.pkg.dev", "europe-docker.pkg.dev", "asia-docker.pkg.dev",
+                               "us-central1-docker.pkg.dev", "mcr.microsoft.com"})
+"""Registry hosts that resolve in DNS besides those of the app's own images."""
+NODE_RESOLVER = "127.0.0.53:53"
+"""The nodes' DNS resolver: systemd-resolved's stub on an Ubuntu host (containerd resolves
+registry names on the node, not through cluster DNS)."""
+
+
+def normalize_image(image: str) -> tuple[str, str, str, str]:
+    """containerd's reference normalisation: (full reference, registry host, repository path, tag).
+
+    ``codewisdom/ts-order-service:1.0`` is ``docker.io/codewisdom/ts-order-service:1.0``;
+    a one-component name gets ``library/``; no tag means ``latest``.
+    """
+    name, tag = image, "latest"
+    last = image.rsplit("/", 1)[-1]
+    if ":" in last:
+        name, _, tag = image.rpartition(":")
+    first, _, rest = name.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        host, path = first, rest
+    else:
+        host, path = "docker.io", name if rest else f"library/{name}"
+    return f"{host}/{path}:{tag}", host, path, tag
+
+
+def pull_error(image: str, registry: set[str]) -> str:
+    """What containerd 1.7 answers the kubelet when ``image`` cannot be pulled, as the kubelet
+    prints it after ``Failed to pull image "IMAGE": `` (the CRI error, with the gRPC status
+    prefix the simulator's kubelet has always printed).
+
+    * the registry host does not resolve (a typo, a registry that is gone): ``dial tcp:
+      lookup HOST on 127.0.0.53:53: no such host``;
+    * Docker Hub has no such repository, or it is private and the pod has no pull secret:
+      ``pull access denied, repository does not exist or may require authorization: server
+      message: insufficient_scope: authorization failed`` (Docker Hub answers 401 for both);
+    * the repository exists but not the tag: ``REF: not found``.
+
+    Args:
+        image: the reference in the pod spec.
+        registry: every image reference the registry holds.
+    """
+    ref, host, path, tag = normalize_image(image)
+    known = [normalize_image(i) for i in sorted(registry)]
+    head = f'failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": '
+    if host not in PUBLIC_REGISTRIES and host not in {k[1] for k in known}:
+        api = "registry-1.docker.io" if host == "docker.io" else host
+        return (f"rpc error: code = Unknown desc = {head}failed to do request: Head "
+                f'"https://{api}/v2/{path}/manifests/{tag}": dial tcp: lookup {host} on {NODE_RESOLVER}: '
+                "no such host")
+    if host == "docker.io" and (host, path) not in {(k[1], k[2]) for k in known}:
+        return (f"rpc error: code = Unknown desc = {head}pull access denied, repository does not exist or may "
+                "require authorization: server message: insufficient_scope: authorization failed")
+    return f"rpc error: code = NotFound desc = {head}{ref}: not found"
+
+
 def resolve_int_or_percent(value: str, total: int, round_up: bool) -> int:
     """intstr.GetScaledValueFromIntOrPercent: '25%' of total, or an absolute int."""
     if value.endswith("%"):
@@ -630,16 +718,13 @@ class Cluster:
             node.images.add(image)
             self._push(t + seconds, pod, "pulled")
             return
-        repo, _, tag = image.rpartition(":")
-        msg = (f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack '
-               f'image "{image}": failed to resolve reference "{image}": {image}: not found')
+        msg = f'Failed to pull image "{image}": {pull_error(image, self.images)}'
         self.event("Pod", pod.name, "Warning", "Failed", msg)
         self.event("Pod", pod.name, "Warning", "Failed", "Error: ErrImagePull")
         c.state, c.reason, c.message = "waiting", "ErrImagePull", msg
         self._sync_pod_series(pod)
         pod.backoff_s = BACKOFF_INITIAL_S if pod.backoff_s == 0 else min(pod.backoff_s * 2, BACKOFF_MAX_S)
         self._push(t + 2.0, pod, "pullbackoff")
-        _ = (repo, tag)
 
     def _do_pullbackoff(self, pod: Pod, t: float) -> None:
         c = pod.container
@@ -796,26 +881,28 @@ class Cluster:
     # ----------------------------------------------------------------- probes
 
     def probe_ok(self, pod: Pod, probe: Probe, model_probe: Probe | None, t: float) -> tuple[bool, str]:
-        """Outcome of one probe and the kubelet's failure message."""
+        """Outcome of one probe and the kubelet prober's failure message.
+
+        Messages are the prober's own (``pkg/probe/http``, ``pkg/probe/tcp``,
+        ``pkg/probe/grpc``): an HTTP probe reports the Go client's error (``Get "URL": dial
+        tcp IP:PORT: connect: connection refused``) or ``HTTP probe failed with statuscode:
+        404``; a TCP probe the dial error; a gRPC probe, which dials with ``WithBlock`` and so
+        retries a refused connection until its timeout, ``timeout: failed to connect service
+        "IP:PORT" within 1s: context deadline exceeded``.
+        """
         svc = self.svc[pod.service]
         port = svc.port
         same_as_model = model_probe is not None and (probe.type, probe.port, probe.path) == (
             model_probe.type, model_probe.port, model_probe.path)
+        target_port = probe.port or port
         if same_as_model:
             pass  # the manifest's own probe targets a port and path the process serves
         elif probe.type != "exec" and probe.port is not None and port is not None and probe.port != port:
-            kind = "Get" if probe.type == "http" else "dial tcp"
-            return False, f'{kind} "http://{pod.ip}:{probe.port}{probe.path or ""}": dial tcp {pod.ip}:{probe.port}: ' \
-                          "connect: connection refused"
+            return False, refused_message(probe, pod.ip, probe.port)
         elif probe.type == "http" and model_probe is not None and probe.path != model_probe.path:
             return False, "HTTP probe failed with statuscode: 404"
         if not pod.serving(t):
-            if probe.type == "grpc":
-                return False, f'timeout: failed to connect service ":{probe.port or port}" within 1s'
-            if probe.type == "http":
-                return False, (f'Get "http://{pod.ip}:{probe.port or port}{probe.path or "/"}": dial tcp '
-                               f"{pod.ip}:{probe.port or port}: connect: connection refused")
-            return False, f"dial tcp {pod.ip}:{probe.port or port}: connect: connection refused"
+            return False, refused_message(probe, pod.ip, target_port)
         return True, ""
 
     def _readiness(self, pod: Pod, t: float) -> None:
@@ -827,7 +914,7 @@ class Cluster:
         ok, msg = self.probe_ok(pod, probe, self.svc[pod.service].readiness_probe, t)
         if ok and self.pod_effects(pod).readiness_fails:
             ok = False
-            msg = ("rpc error: code = Unknown desc = service unhealthy (responded with \"NOT_SERVING\")"
+            msg = ('service unhealthy (responded with "NOT_SERVING")'
                    if probe.type == "grpc" else "HTTP probe failed with statuscode: 503")
         if ok:
             pod.probe_failures = 0
@@ -848,9 +935,11 @@ class Cluster:
             pod.next_liveness_t = None
             return
         self._schedule_probe(pod, "l", t + probe.period_s)
-        ok, msg = self.probe_ok(pod, probe, self.svc[pod.service].liveness_probe, t)
+        # What the process serves: the manifest's liveness probe, else its readiness probe.
+        svc = self.svc[pod.service]
+        ok, msg = self.probe_ok(pod, probe, svc.liveness_probe or svc.readiness_probe, t)
         if ok and self.pod_effects(pod).liveness_fails:
-            ok, msg = False, f"Get \"http://{pod.ip}:{probe.port}{probe.path or ''}\": context deadline exceeded"
+            ok, msg = False, hung_message(probe, pod.ip, probe.port or self.svc[pod.service].port)
         if ok:
             pod.liveness_failures = 0
             return
