@@ -50,6 +50,7 @@ from engine.kubectl.quantity import parse_quantity
 from engine.sim.effects import Effect
 from engine.sim.k8s import (
     NODE_CONDITIONS,
+    NODE_CREATED_T,
     NODE_KERNEL,
     NODE_KUBELET,
     NODE_OS_IMAGE,
@@ -302,7 +303,10 @@ class Cluster:
         mem = parse_quantity(spec.node_memory)
         for zi, zone in enumerate(spec.zones):
             for i in range(spec.nodes_per_zone):
-                node = Node(f"node-{'abcdefgh'[zi]}-{i + 1}", zone, cpu, mem, self._uid(), index=len(self.nodes))
+                index = len(self.nodes)
+                # Each kubelet posts its status on its own phase of the 5-minute report period.
+                node = Node(f"node-{'abcdefgh'[zi]}-{i + 1}", zone, cpu, mem, self._uid(), index=index,
+                            heartbeat_origin=NODE_CREATED_T + 20.0 + 37.0 * index)
                 self.nodes.append(node)
                 base = {"node": node.name}
                 self._ksm("kube_node_info", {
