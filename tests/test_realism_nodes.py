@@ -341,3 +341,17 @@ def test_new_fault_types_show_the_real_statuses_events_and_texts(case: tuple[str
         statuses.add(printers.pod_status(p)[2])
     assert "CrashLoopBackOff" in statuses, statuses
     assert not sim.probe(spec.probe, spec.probe_anchor).ok
+
+
+def test_the_describe_tool_shows_the_node_lease(tmp_path: Any) -> None:
+    from engine.run.orchestrator import Orchestrator
+    from faults.generator import generate
+
+    run = Orchestrator(generate("online-boutique", 3, "short-5"), run_dir=tmp_path / "run")
+    run.start()
+    run.advance_to(120)
+    run.tools.spend_time = False
+    res = run.tools.call("kubectl_describe", {"kind": "nodes", "name": "node-a-1"})
+    assert res.ok, res.text()
+    assert "HolderIdentity:  node-a-1" in res.output and "Failed to get lease" not in res.output
+    assert "Taints:             <none>" in res.output

@@ -55,7 +55,7 @@ def test_every_fault_lives_long_enough_to_be_worked_on(app: str, regime: str) ->
     catalog = {f.id: f for f in load_catalog(app).faults}
     for f in generate(app, 5, regime).faults:
         spec = catalog[f.fault]
-        if spec.mechanism == "zone-outage":
+        if spec.mechanism in ("zone-outage", "kubelet-stop"):
             assert f.lifetime <= ZONE_OUTAGE_MAX_LIFE_S  # Kubernetes recovers from it by itself after that
         else:
             assert f.lifetime >= work_seconds(model, spec) + LIFE_MARGIN_S, f

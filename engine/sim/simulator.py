@@ -1064,6 +1064,8 @@ class Simulator(Substrate):
         cluster = self.cluster
         if kind == "Node":
             return [n.to_k8s(cluster.t) for n in cluster.nodes]
+        if kind == "Lease":  # the nodes' leases in kube-node-lease (for describe node)
+            return [n.lease_k8s(cluster.t) for n in cluster.nodes]
         if kind == "Pod":
             return [cluster.k8s_pod(p) for p in sorted(cluster.pods.values(), key=lambda p: p.name)]
         if kind == "Deployment":
