@@ -42,8 +42,9 @@ Distributions (and why):
   build and roll out (its onset); a zone outage shares its window with no other fault (it
   strands every pod in the zone, so no other fault's symptom could be told apart, and its
   evictions would restart the processes other runtime faults live in); the last fault ends
-  before the run does; two faults of one node (``kubelet-stop``, ``node-network``) never
-  overlap.
+  before the run does. A node fault (``kubelet-stop``, ``node-network``) is exclusive the same
+  way: it hits every pod on its node (a stopped kubelet takes them all out of the endpoints at
+  once), so another fault's symptom there could be masked or mimicked by it.
 * **Zone outages** and **kubelet stops** last at most :data:`ZONE_OUTAGE_MAX_LIFE_S`: Kubernetes evicts the pods of
   a NotReady node 300 s after it turns NotReady (40 s), and the replacements on the healthy
   zone end the outage's symptom by themselves, so a longer "outage" would be a fault that has
@@ -453,7 +454,6 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     used: set[str] = set()
     busy: dict[str, list[tuple[int, int]]] = {}
     outages: list[tuple[int, int]] = []
-    node_faults: list[tuple[int, int]] = []
     faults: list[ScheduledFault] = []
     span = duration - FIRST_FAULT_S - lo - 60
     mean_gap = span / n_faults
@@ -466,13 +466,11 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         bucket = buckets[int(rng.choice(len(buckets), p=weights))]
 
         def free(spec: FaultSpec, start: int, end: int) -> bool:
-            if spec.mechanism == "zone-outage":
+            if spec.mechanism == "zone-outage" or spec.mechanism in NODE_MECHANISMS:
                 if any(not (f.end <= start or end <= f.at) for f in faults):
                     return False
             elif any(not (e <= start or end <= s) for s, e in outages):
                 return False
-            if spec.mechanism in NODE_MECHANISMS and any(not (e <= start or end <= s) for s, e in node_faults):
-                return False  # two faults of one node would undo each other's revert
             # The target is busy from injection until the revert has built and rolled out.
             until = end + int(onset_seconds(model, spec))
             return all(e <= start or until <= s for s, e in busy.get(spec.target, []))
@@ -490,10 +488,8 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         used.add(spec.id)
         # The target stays busy until this fault's revert has built and rolled out.
         busy.setdefault(spec.target, []).append((at, at + life + int(onset_seconds(model, spec))))
-        if spec.mechanism == "zone-outage":
+        if spec.mechanism == "zone-outage" or spec.mechanism in NODE_MECHANISMS:
             outages.append((at, at + life))
-        if spec.mechanism in NODE_MECHANISMS:
-            node_faults.append((at, at + life))
         faults.append(ScheduledFault(at=at, fault=spec.id, target=spec.target, lifetime=life))
         t += float(rng.exponential(mean_gap))
         if t > FIRST_FAULT_S + span:
