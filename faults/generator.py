@@ -61,8 +61,10 @@ Distributions (and why):
   build and roll out (its onset); a zone outage shares its window with no other fault (it
   strands every pod in the zone, so no other fault's symptom could be told apart, and its
   evictions would restart the processes other runtime faults live in); the last fault ends
-  before the run does.
-* **Zone outages** last at most :data:`ZONE_OUTAGE_MAX_LIFE_S`: Kubernetes evicts the pods of
+  before the run does. A node fault (``kubelet-stop``, ``node-network``) is exclusive the same
+  way: it hits every pod on its node (a stopped kubelet takes them all out of the endpoints at
+  once), so another fault's symptom there could be masked or mimicked by it.
+* **Zone outages** and **kubelet stops** last at most :data:`ZONE_OUTAGE_MAX_LIFE_S`: Kubernetes evicts the pods of
   a NotReady node 300 s after it turns NotReady (40 s), and the replacements on the healthy
   zone end the outage's symptom by themselves, so a longer "outage" would be a fault that has
   healed.
@@ -100,7 +102,7 @@ from faults.schedule import (
     ScheduledFault,
     parse_schedule,
 )
-from faults.spec import Catalog, FaultSpec, load_catalog
+from faults.spec import NODE_MECHANISMS, Catalog, FaultSpec, load_catalog
 from faults.timing import onset_seconds, rollout_seconds, work_seconds
 
 REGIMES: dict[str, dict[str, Any]] = {
@@ -124,8 +126,9 @@ Google's SRE book, ch. 1 ("roughly 70 % of outages are due to changes in a live 
 ZONE_OUTAGE_MAX_LIFE_S = 330
 """Longest zone outage, seconds: before the node controller's eviction (NotReady after 40 s,
 pods evicted 300 s later) lets Kubernetes move the stranded pods (module docstring)."""
-PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart")
-"""Faults that live in the processes running at injection: any rollout of the target ends them."""
+PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart", "node-network", "kubelet-stop")
+"""Faults that live in the processes running at injection (or, for the node faults, on the
+node the target's pods run on): any rollout of the target ends them."""
 
 
 def mix_quota(n: int, available: dict[str, int]) -> dict[str, int]:
@@ -176,7 +179,8 @@ def lifetime(model: Any, spec: FaultSpec, drawn: int) -> int:
     """The lifetime a fault gets, seconds: the drawn (log-normal) one, but at least the time a
     correct operator needs to earn its repair credit plus :data:`LIFE_MARGIN_S`; a zone outage
     at most :data:`ZONE_OUTAGE_MAX_LIFE_S` (module docstring)."""
-    if spec.mechanism == "zone-outage":
+    if spec.mechanism in ("zone-outage", "kubelet-stop"):
+        # A stopped kubelet's pods are evicted on the same clock as a lost zone's.
         return min(drawn, ZONE_OUTAGE_MAX_LIFE_S)
     return max(drawn, math.ceil(work_seconds(model, spec)) + LIFE_MARGIN_S)
 
@@ -520,7 +524,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
     mean_gap = span / n_faults
 
     def free(spec: FaultSpec, start: int, end: int) -> bool:
-        if spec.mechanism == "zone-outage":
+        if spec.mechanism == "zone-outage" or spec.mechanism in NODE_MECHANISMS:
             if any(not (f.end <= start or end <= f.at) for f in faults):
                 return False
         elif any(not (e <= start or end <= s) for s, e in outages):
@@ -534,7 +538,7 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         used.add(spec.id)
         # The target stays busy until this fault's revert has built and rolled out.
         busy.setdefault(spec.target, []).append((at, at + life + int(onset_seconds(model, spec))))
-        if spec.mechanism == "zone-outage":
+        if spec.mechanism == "zone-outage" or spec.mechanism in NODE_MECHANISMS:
             outages.append((at, at + life))
         faults.append(ScheduledFault(at=at, fault=spec.id, target=spec.target, lifetime=life))
 

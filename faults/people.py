@@ -36,7 +36,7 @@ from faults.spec import CHANGE_MECHANISMS, Catalog, FaultSpec, load_catalog
 
 ROW_KIND = {"code-change": "code", "config-patch": "config", "feature-flag": "config", "scale": "scale",
             "resource-limit": "resources", "image": "image", "readiness-probe": "probe", "config-ref": "config",
-            "service-change": "service"}
+            "service-change": "service", "liveness-probe": "probe"}
 """The pipeline log's ``kind`` of the row a change-driven fault's injection ships."""
 
 _PREFIX = re.compile(r"^([a-z][a-z0-9-]*(?:\([^)]*\))?!?:)\s*(.+)$")

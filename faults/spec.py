@@ -42,13 +42,16 @@ Mechanism = Literal[
     "readiness-probe",
     "config-ref",
     "service-change",
+    "liveness-probe",
     "cpu-pressure",
     "network-delay",
     "store-restart",
     "zone-outage",
     "secret-rotation",
+    "kubelet-stop",
+    "node-network",
 ]
-"""How the orchestrator injects a fault. The first nine ship through the build pipeline
+"""How the orchestrator injects a fault. The first ten ship through the build pipeline
 or the API as a change a person could have made (``config-ref``: the Deployment's pod
 template now reads an env var from a ConfigMap or Secret key; ``service-change``: a
 Service's selector or targetPort is edited); the rest are runtime and infrastructure
@@ -56,7 +59,11 @@ events (``secret-rotation``: a Secret's values are rotated while running pods ke
 values they read at start)."""
 
 CHANGE_MECHANISMS = ("code-change", "config-patch", "feature-flag", "scale", "resource-limit", "image",
-                     "readiness-probe", "config-ref", "service-change")
+                     "readiness-probe", "liveness-probe", "config-ref", "service-change")
+
+NODE_MECHANISMS = ("kubelet-stop", "node-network")
+"""Faults of one node: ``runtime.node``, or by default the node that runs the target's first
+pod (by name) at injection."""
 
 RemedyAction = Literal["rollback", "revert-patch", "set-config", "set-flag", "scale", "restart-pods",
                        "patch-service"]
@@ -106,6 +113,9 @@ class ConfigChange(_Strict):
     resources: Resources | None = None
     image: str | None = None
     readiness_probe: Probe | None = None
+    liveness_probe: Probe | None = Field(default=None, description="liveness-probe: the container's new "
+                                                                     "liveness probe (the kubelet restarts the "
+                                                                     "container after failureThreshold misses)")
     flag: FlagChange | None = None
     config_ref: ConfigRef | None = Field(default=None, description="config-ref: the reference the template "
                                                                    "gets (it replaces a reference, or a plain env "
@@ -139,6 +149,8 @@ class RuntimeSpec(_Strict):
     store: str | None = Field(default=None, description="store-restart: the store whose pod restarts")
     zone: str | None = Field(default=None, description="zone-outage: the zone whose nodes stop reporting")
     secret: str | None = Field(default=None, description="secret-rotation: the Secret whose values are rotated")
+    node: str | None = Field(default=None, description="kubelet-stop / node-network: the node (default: the "
+                                                        "node running the target's first pod at injection)")
 
 
 class LogSpec(_Strict):
@@ -215,7 +227,7 @@ class Artifact(_Strict):
     """The responsible artifact an RCA should name."""
 
     kind: Literal["change", "config-key", "image", "flag", "replicas", "resources", "probe", "process", "network",
-                  "store", "zone", "service", "secret"]
+                  "store", "zone", "service", "secret", "node"]
     ref: str
 
 
@@ -269,10 +281,13 @@ class FaultSpec(_Strict):
             "config-ref": "config",
             "service-change": "service_change",
             "secret-rotation": "runtime",
+            "liveness-probe": "config",
             "cpu-pressure": "runtime",
             "network-delay": "runtime",
             "store-restart": "runtime",
             "zone-outage": "runtime",
+            "kubelet-stop": "runtime",
+            "node-network": "runtime",
         }[self.mechanism]
         if getattr(self, need) is None:
             raise ValueError(f"mechanism {self.mechanism} needs a {need} section")
@@ -461,6 +476,14 @@ def check_references(fault: FaultSpec, app: AppModel) -> list[tuple[str, str]]:
             out.append((f"runtime.{need}", f"required for {fault.mechanism}"))
         if fault.mechanism == "network-delay" and rt.caller is None:
             out.append(("runtime.caller", "required for network-delay"))
+        if fault.mechanism == "node-network" and rt.delay_ms is None and rt.drop == 0:
+            out.append(("runtime.delay_ms", "node-network needs delay_ms or drop"))
+        nodes = [f"node-{'abcdefgh'[zi]}-{i + 1}" for zi in range(len(app.cluster.zones))
+                 for i in range(app.cluster.nodes_per_zone)]
+        if rt.node is not None and rt.node not in nodes:
+            out.append(("runtime.node", f"unknown node {rt.node!r}; nodes: {', '.join(nodes)}"))
+    if fault.mechanism == "liveness-probe" and (fault.config is None or fault.config.liveness_probe is None):
+        out.append(("config.liveness_probe", "required for liveness-probe"))
     cfg = fault.config
     if cfg is not None and cfg.flag is not None:
         known_service("config.flag.service", cfg.flag.service)

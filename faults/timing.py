@@ -28,8 +28,13 @@ def onset_seconds(app: AppModel, spec: FaultSpec) -> float:
     """Seconds from injection until the fault bites (build + first pod of the rollout)."""
     if spec.mechanism == "code-change":
         return build_seconds(app.service(spec.target).language) + rollout_seconds(app, spec.target) + MARGIN_S
-    if spec.mechanism in ("config-patch", "resource-limit", "image", "readiness-probe", "config-ref"):
+    if spec.mechanism in ("config-patch", "resource-limit", "image", "readiness-probe", "config-ref",
+                          "liveness-probe"):
         return rollout_seconds(app, spec.target) + MARGIN_S
+    if spec.mechanism == "kubelet-stop":
+        # Its pods keep serving until the node lifecycle controller marks them not ready: up
+        # to 50 s (last lease renewal, 10 s, + --node-monitor-grace-period 40 s), + a 5 s pass.
+        return 55.0 + MARGIN_S
     return MARGIN_S
 
 

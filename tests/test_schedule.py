@@ -55,7 +55,7 @@ def test_every_fault_lives_long_enough_to_be_worked_on(app: str, regime: str) ->
     catalog = {f.id: f for f in load_catalog(app).faults}
     for f in generate(app, 5, regime).faults:
         spec = catalog[f.fault]
-        if spec.mechanism == "zone-outage":
+        if spec.mechanism in ("zone-outage", "kubelet-stop"):
             assert f.lifetime <= ZONE_OUTAGE_MAX_LIFE_S  # Kubernetes recovers from it by itself after that
         else:
             assert f.lifetime >= work_seconds(model, spec) + LIFE_MARGIN_S, f
@@ -71,7 +71,8 @@ def test_benign_changes_and_zone_outages_never_undo_or_hide_a_fault(app: str) ->
     catalog = {f.id: f for f in load_catalog(app).faults}
     for seed in (1, 2, 3):
         sched = generate(app, seed, "marathon")
-        outages = [f for f in sched.faults if catalog[f.fault].mechanism == "zone-outage"]
+        exclusive = ("zone-outage", "kubelet-stop", "node-network")
+        outages = [f for f in sched.faults if catalog[f.fault].mechanism in exclusive]
         for z in outages:
             others = [f for f in sched.faults if f is not z and f.at < z.end and z.at < f.end]
             assert not others, f"zone outage {z.fault} shares its window with {others}"

@@ -42,6 +42,7 @@ source, pipeline log), the alert history and the operator's own workspace and re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -637,8 +638,12 @@ class ToolBox:
         if not objects:
             raise SubstrateError(f'Error from server (NotFound): {a.kind} "{a.name}" not found')
         events = sim.events()
+        lease = None
+        if kind == "Node":  # kubectl describe node reads the node's Lease too
+            with contextlib.suppress(SubstrateError):
+                lease = next((o for o in sim.objects("Lease") if o["metadata"]["name"] == a.name), None)
         return ToolResult(True, kubectl.describe(kind, objects[0], events, now=self._now(), pods=sim.objects("Pod"),
-                                                 replicasets=sim.objects("ReplicaSet")))
+                                                 replicasets=sim.objects("ReplicaSet"), lease=lease))
 
     def _query_logs(self, a: QueryLogsArgs) -> ToolResult:
         if (a.deployment is None) == (a.pod is None):

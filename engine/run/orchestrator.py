@@ -43,9 +43,10 @@ from engine.run.health import HealthSampler
 from engine.run.identity import engine_identity
 from engine.run.recorder import HiddenRecorder, RunRecorder
 from engine.run.substrates import open_substrate
+from engine.sim.remedy import fault_node
 from engine.substrate import FaultInstance, Substrate, SubstrateError
 from faults.schedule import TEMPLATE_KINDS, BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
-from faults.spec import FaultSpec, load_catalog
+from faults.spec import NODE_MECHANISMS, FaultSpec, load_catalog
 from scoring.gates import RESTART_READY_TIMEOUT_S, RESTART_SETTLE_S, soak_complete_at
 
 EVAL_INTERVAL_S = 15.0
@@ -138,6 +139,9 @@ def fault_services(sim: Substrate, spec: FaultSpec) -> list[str]:
     if spec.mechanism == "zone-outage" and spec.runtime is not None and spec.runtime.zone is not None:
         nodes = set(sim.zone_nodes(spec.runtime.zone))
         out.update(p.service for p in sim.pods() if p.node in nodes and not p.terminating)
+    if spec.mechanism in NODE_MECHANISMS:
+        node = fault_node(sim, spec)
+        out.update(p.service for p in sim.pods() if node is not None and p.node == node and not p.terminating)
     workloads = set(sim.app.service_names())
     return sorted(s for s in out if s in workloads)
 

@@ -28,10 +28,17 @@ kube-state-metrics tell the story an SRE expects:
   an image the registry lacks), container start, application start-up time, readiness
   and liveness probes, restarts with the kubelet's back-off (10 s doubling to 300 s,
   reset after 10 min of running), ``CrashLoopBackOff``, ``OOMKilled``, graceful deletion.
-* **Node lifecycle**: a node that stops reporting turns ``Unknown`` after 40 s
-  (node-monitor-grace-period); its pods are marked not ready then, and evicted after
-  300 s (the default ``tolerationSeconds`` for unreachable nodes), when their
-  replacements are scheduled in the other zone.
+* **Node lifecycle** (``pkg/controller/nodelifecycle``, ``pkg/controller/tainteviction``): a
+  node whose kubelet stops renewing its lease keeps its pods ``1/1 Running`` until the
+  controller's next 5 s monitor pass after the grace period (40 s after the last renewal);
+  then all its conditions turn ``Unknown`` (``NodeStatusUnknown``, ``Kubelet stopped posting
+  node status.``, the last heartbeat kept), it gets ``node.kubernetes.io/unreachable``
+  ``NoSchedule`` and ``NoExecute`` taints, and its pods get ``Ready=False`` (the containers
+  still read ready: only the kubelet writes those) and a ``NodeNotReady`` warning. 300 s
+  later (the ``tolerationSeconds`` DefaultTolerationSeconds injects) the taint eviction
+  controller deletes them; they stay ``Terminating`` on the lost node and their owners
+  create replacements elsewhere. Departure: the scheduler here also avoids a node in its
+  grace period (the real one may still bind pods to it, which then never start).
 """
 
 from __future__ import annotations
@@ -51,6 +58,13 @@ from engine.kubectl.quantity import parse_quantity
 from engine.sim import probetext
 from engine.sim.effects import Effect
 from engine.sim.k8s import (
+    NODE_CONDITIONS,
+    NODE_CREATED_T,
+    NODE_KERNEL,
+    NODE_KUBELET,
+    NODE_OS_IMAGE,
+    NODE_RUNTIME,
+    UNREACHABLE_TAINT,
     Condition,
     ConfigObjectState,
     ContainerStatus,
@@ -68,9 +82,14 @@ from engine.sim.k8s import (
 )
 
 NODE_GRACE_S = 40.0
-"""kube-controller-manager --node-monitor-grace-period default."""
+"""kube-controller-manager ``--node-monitor-grace-period`` default in Kubernetes v1.30, the
+version the simulated cluster runs (``cmd/kube-controller-manager/app/options``; 50 s from v1.32)."""
+NODE_MONITOR_PERIOD_S = 5.0
+"""kube-controller-manager ``--node-monitor-period`` default: how often node health is checked."""
 EVICTION_S = 300.0
 """Default tolerationSeconds of node.kubernetes.io/unreachable (DefaultTolerationSeconds)."""
+TAINT_EVICTION_SOURCE = "taint-eviction-controller"
+"""Event source of the taint eviction controller (its own controller since v1.29)."""
 BACKOFF_INITIAL_S = 10.0
 BACKOFF_MAX_S = 300.0
 BACKOFF_RESET_S = 600.0
@@ -213,6 +232,94 @@ _PULL_S = {
 small images default to 3 s)."""
 
 
+def go_duration(seconds: float) -> str:
+    """A probe timeout as Go's ``time.Duration`` prints it (``1s``, ``1.5s``)."""
+    return f"{seconds:g}s"
+
+
+def refused_message(probe: Probe, ip: str, port: int | None) -> str:
+    """The prober's message for a probe whose port has no listener (connection refused)."""
+    addr = f"{ip}:{port}"
+    if probe.type == "http":
+        return f'Get "http://{addr}{probe.path or "/"}": dial tcp {addr}: connect: connection refused'
+    if probe.type == "grpc":
+        return (f'timeout: failed to connect service "{addr}" within {go_duration(probe.timeout_s)}: '
+                "context deadline exceeded")
+    return f"dial tcp {addr}: connect: connection refused"
+
+
+def hung_message(probe: Probe, ip: str, port: int | None) -> str:
+    """The prober's message for a process that accepts connections but never answers.
+
+    Departure: a TCP probe of a hung process would still succeed (the kernel accepts the
+    connection); the simulator reports a dial timeout so that a hang fails every probe type.
+    """
+    addr = f"{ip}:{port}"
+    if probe.type == "http":
+        return (f'Get "http://{addr}{probe.path or "/"}": context deadline exceeded (Client.Timeout exceeded '
+                "while awaiting headers)")
+    if probe.type == "grpc":
+        return f"timeout: health rpc did not complete within {go_duration(probe.timeout_s)}"
+    return f"dial tcp {addr}: i/o timeout"
+
+
+PUBLIC_REGISTRIES = frozenset({"docker.io", "ghcr.io", "quay.io", "registry.k8s.io", "gcr.io", "public.ecr.aws",
+                               "us-docker.pkg.dev", "europe-docker.pkg.dev", "asia-docker.pkg.dev",
+                               "us-central1-docker.pkg.dev", "mcr.microsoft.com"})
+"""Registry hosts that resolve in DNS besides those of the app's own images."""
+NODE_RESOLVER = "127.0.0.53:53"
+"""The nodes' DNS resolver: systemd-resolved's stub on an Ubuntu host (containerd resolves
+registry names on the node, not through cluster DNS)."""
+
+
+def normalize_image(image: str) -> tuple[str, str, str, str]:
+    """containerd's reference normalisation: (full reference, registry host, repository path, tag).
+
+    ``codewisdom/ts-order-service:1.0`` is ``docker.io/codewisdom/ts-order-service:1.0``;
+    a one-component name gets ``library/``; no tag means ``latest``.
+    """
+    name, tag = image, "latest"
+    last = image.rsplit("/", 1)[-1]
+    if ":" in last:
+        name, _, tag = image.rpartition(":")
+    first, _, rest = name.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        host, path = first, rest
+    else:
+        host, path = "docker.io", name if rest else f"library/{name}"
+    return f"{host}/{path}:{tag}", host, path, tag
+
+
+def pull_error(image: str, registry: set[str]) -> str:
+    """What containerd 1.7 answers the kubelet when ``image`` cannot be pulled, as the kubelet
+    prints it after ``Failed to pull image "IMAGE": `` (the CRI error, with the gRPC status
+    prefix the simulator's kubelet has always printed).
+
+    * the registry host does not resolve (a typo, a registry that is gone): ``dial tcp:
+      lookup HOST on 127.0.0.53:53: no such host``;
+    * Docker Hub has no such repository, or it is private and the pod has no pull secret:
+      ``pull access denied, repository does not exist or may require authorization: server
+      message: insufficient_scope: authorization failed`` (Docker Hub answers 401 for both);
+    * the repository exists but not the tag: ``REF: not found``.
+
+    Args:
+        image: the reference in the pod spec.
+        registry: every image reference the registry holds.
+    """
+    ref, host, path, tag = normalize_image(image)
+    known = [normalize_image(i) for i in sorted(registry)]
+    head = f'failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": '
+    if host not in PUBLIC_REGISTRIES and host not in {k[1] for k in known}:
+        api = "registry-1.docker.io" if host == "docker.io" else host
+        return (f"rpc error: code = Unknown desc = {head}failed to do request: Head "
+                f'"https://{api}/v2/{path}/manifests/{tag}": dial tcp: lookup {host} on {NODE_RESOLVER}: '
+                "no such host")
+    if host == "docker.io" and (host, path) not in {(k[1], k[2]) for k in known}:
+        return (f"rpc error: code = Unknown desc = {head}pull access denied, repository does not exist or may "
+                "require authorization: server message: insufficient_scope: authorization failed")
+    return f"rpc error: code = NotFound desc = {head}{ref}: not found"
+
+
 def resolve_int_or_percent(value: str, total: int, round_up: bool) -> int:
     """intstr.GetScaledValueFromIntOrPercent: '25%' of total, or an absolute int."""
     if value.endswith("%"):
@@ -331,13 +438,21 @@ class Cluster:
         mem = parse_quantity(spec.node_memory)
         for zi, zone in enumerate(spec.zones):
             for i in range(spec.nodes_per_zone):
-                node = Node(f"node-{'abcdefgh'[zi]}-{i + 1}", zone, cpu, mem, self._uid())
+                index = len(self.nodes)
+                # Each kubelet posts its status on its own phase of the 5-minute report period.
+                node = Node(f"node-{'abcdefgh'[zi]}-{i + 1}", zone, cpu, mem, self._uid(), index=index,
+                            heartbeat_origin=NODE_CREATED_T + 20.0 + 37.0 * index)
                 self.nodes.append(node)
                 base = {"node": node.name}
-                self._ksm("kube_node_info", {**base, "kubelet_version": "v1.30.4", "os_image": "Ubuntu 24.04 LTS"}, 1)
-                for status in ("true", "false", "unknown"):
-                    self._ksm("kube_node_status_condition", {**base, "condition": "Ready", "status": status},
-                              1.0 if status == "true" else 0.0)
+                self._ksm("kube_node_info", {
+                    **base, "container_runtime_version": NODE_RUNTIME, "internal_ip": node.internal_ip,
+                    "kernel_version": NODE_KERNEL, "kubelet_version": NODE_KUBELET, "kubeproxy_version": NODE_KUBELET,
+                    "os_image": NODE_OS_IMAGE, "pod_cidr": "", "provider_id": "", "system_uuid": ""}, 1)
+                self._ksm("kube_node_spec_unschedulable", base, 0)
+                for cond, healthy, _, _ in NODE_CONDITIONS:
+                    for status in ("true", "false", "unknown"):
+                        self._ksm("kube_node_status_condition", {**base, "condition": cond, "status": status},
+                                  1.0 if status == healthy.lower() else 0.0)
 
     def node(self, name: str) -> Node:
         for node in self.nodes:
@@ -745,16 +860,13 @@ class Cluster:
             node.images.add(image)
             self._push(t + seconds, pod, "pulled")
             return
-        repo, _, tag = image.rpartition(":")
-        msg = (f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack '
-               f'image "{image}": failed to resolve reference "{image}": {image}: not found')
+        msg = f'Failed to pull image "{image}": {pull_error(image, self.images)}'
         self.event("Pod", pod.name, "Warning", "Failed", msg)
         self.event("Pod", pod.name, "Warning", "Failed", "Error: ErrImagePull")
         c.state, c.reason, c.message = "waiting", "ErrImagePull", msg
         self._sync_pod_series(pod)
         pod.backoff_s = BACKOFF_INITIAL_S if pod.backoff_s == 0 else min(pod.backoff_s * 2, BACKOFF_MAX_S)
         self._push(t + 2.0, pod, "pullbackoff")
-        _ = (repo, tag)
 
     def _do_pullbackoff(self, pod: Pod, t: float) -> None:
         c = pod.container
@@ -883,17 +995,20 @@ class Cluster:
         pod.next_probe_t = None
         pod.next_liveness_t = None
         self._set_ready(pod, False)
-        if pod.node:
-            self.event("Pod", pod.name, "Normal", "Killing", f"Stopping container {pod.container.name}")
-        self.on_log(pod, "stop", {"reason": reason})
+        node = self.node(pod.node) if pod.node else None
         wl = self.workloads.get(pod.service)
         if wl is not None:
             self._dirty.add(wl.name)
-        node = self.node(pod.node) if pod.node else None
         if node is not None and not node.ready:
+            # No kubelet to act on it: the pod stays Terminating, its container running (and
+            # reading ready), until the node returns (set_node_ready) or forever.
+            pod.container.ready = pod.running
             self._sync_pod_series(pod)
-            self._push(t + 5.0, pod, "remove")
+            self._bump()
             return
+        if pod.node:
+            self.event("Pod", pod.name, "Normal", "Killing", f"Stopping container {pod.container.name}")
+        self.on_log(pod, "stop", {"reason": reason})
         self._push(t + (TERMINATION_S if pod.running else 0.0), pod, "remove")
         self._sync_pod_series(pod)
         self._bump()
@@ -912,11 +1027,20 @@ class Cluster:
     # ----------------------------------------------------------------- probes
 
     def probe_ok(self, pod: Pod, probe: Probe, model_probe: Probe | None, t: float) -> tuple[bool, str]:
-        """Outcome of one probe and the kubelet's failure message."""
+        """Outcome of one probe and the kubelet prober's failure message.
+
+        Messages are the prober's own (``pkg/probe/http``, ``pkg/probe/tcp``,
+        ``pkg/probe/grpc``): an HTTP probe reports the Go client's error (``Get "URL": dial
+        tcp IP:PORT: connect: connection refused``) or ``HTTP probe failed with statuscode:
+        404``; a TCP probe the dial error; a gRPC probe, which dials with ``WithBlock`` and so
+        retries a refused connection until its timeout, ``timeout: failed to connect service
+        "IP:PORT" within 1s: context deadline exceeded``.
+        """
         svc = self.svc[pod.service]
         port = svc.port
         same_as_model = model_probe is not None and (probe.type, probe.port, probe.path) == (
             model_probe.type, model_probe.port, model_probe.path)
+        target_port = probe.port or port
         if same_as_model:
             pass  # the manifest's own probe targets a port and path the process serves
         elif probe.type != "exec" and probe.port is not None and port is not None and probe.port != port:
@@ -924,7 +1048,7 @@ class Cluster:
         elif probe.type == "http" and model_probe is not None and probe.path != model_probe.path:
             return False, probetext.unhealthy(probe, 404)
         if not pod.serving(t):
-            return False, probetext.refused(probe, pod.ip, probe.port or port or 8080)
+            return False, probetext.refused(probe, pod.ip, target_port or 8080)
         return True, ""
 
     def _readiness(self, pod: Pod, t: float) -> None:
@@ -956,7 +1080,9 @@ class Cluster:
             pod.next_liveness_t = None
             return
         self._schedule_probe(pod, "l", t + probe.period_s)
-        ok, msg = self.probe_ok(pod, probe, self.svc[pod.service].liveness_probe, t)
+        # What the process serves: the manifest's liveness probe, else its readiness probe.
+        svc = self.svc[pod.service]
+        ok, msg = self.probe_ok(pod, probe, svc.liveness_probe or svc.readiness_probe, t)
         if ok and self.pod_effects(pod).liveness_fails:
             ok, msg = False, probetext.hung(probe, pod.ip, probe.port or self.svc[pod.service].port or 8080)
         if ok:
@@ -1225,49 +1351,107 @@ class Cluster:
 
     # ----------------------------------------------------------------- nodes
 
-    def set_node_ready(self, name: str, ready: bool) -> None:
-        """Take a node away (it stops reporting, as in a zone outage) or bring it back."""
+    def set_node_ready(self, name: str, ready: bool, network: bool = True) -> None:
+        """Take a node's kubelet away (it stops reporting) or bring it back.
+
+        Args:
+            name: the node.
+            ready: False: the kubelet stops posting status and renewing its lease; True: it
+                reports again (a restarted kubelet first records ``Starting``).
+            network: the node's network goes (and comes back) with it, as in a zone outage:
+                its pods stop answering. False: only the kubelet stops (its containers keep
+                running and answering until the controller takes them out of the endpoints).
+
+        Raises:
+            KeyError: no such node.
+        """
         node = self.node(name)
         if node.ready == ready:
             return
+        t = self.t
         node.ready = ready
-        node.down_since = None if ready else self.t
-        if ready:
+        if not ready:
+            node.reachable = not network
+            node.down_since = t
+            node.frozen_heartbeat = node.heartbeat(t)
+            # nodelifecycle.monitorNodeHealth: Unknown at the first monitor pass after the
+            # grace period has passed since the last lease renewal.
+            due = node.lease_renewed_before(t) + NODE_GRACE_S
+            node.unknown_at = math.floor(due / NODE_MONITOR_PERIOD_S) * NODE_MONITOR_PERIOD_S + NODE_MONITOR_PERIOD_S
+            self._bump()
+            return
+        restarted = not network and node.reachable
+        node.reachable = True
+        node.down_since = node.unknown_at = node.frozen_heartbeat = None
+        if restarted:
+            node.kubelet_started_t = t
+            self.event("Node", name, "Normal", "Starting", "Starting kubelet.", "kubelet")
+        if node.condition == "Unknown":
             node.condition = "True"
+            node.transition_t = node.heartbeat_origin = t
+            had_noexecute = any(e == "NoExecute" for _, e, _ in node.taints)
+            node.taints = []
             self._sync_node_series(node)
-            for pod in list(self.pods.values()):
-                if pod.node == name:
-                    if pod.terminating:
-                        self._push(self.t, pod, "remove")
-                    elif pod.running and pod.template.readiness_probe is not None:
-                        self._schedule_probe(pod, "r", self.t)
-                    elif pod.running:
-                        self._set_ready(pod, True)
-                        self._sync_pod_series(pod)
+            for pod in sorted(self.pods.values(), key=lambda p: p.name):
+                if pod.node != name:
+                    continue
+                if had_noexecute and not pod.terminating:
+                    self.event("Pod", pod.name, "Normal", "TaintManagerEviction",
+                               f"Cancelling deletion of Pod {self.ns}/{pod.name}", TAINT_EVICTION_SOURCE)
+                pod.marked_not_ready = False
             self.event("Node", name, "Normal", "NodeReady", f"Node {name} status is now: NodeReady", "kubelet")
+        else:
+            node.heartbeat_origin = t if restarted else node.heartbeat_origin
+        # The kubelet resumes: it finishes deletions the API server asked for meanwhile and
+        # re-probes its running containers.
+        for pod in sorted(self.pods.values(), key=lambda p: p.name):
+            if pod.node != name:
+                continue
+            if pod.terminating:
+                self.event("Pod", pod.name, "Normal", "Killing", f"Stopping container {pod.container.name}")
+                self.on_log(pod, "stop", {"reason": "evicted"})
+                self._push(t + (TERMINATION_S if pod.running else 0.0), pod, "remove")
+            elif pod.running and pod.template.readiness_probe is not None:
+                self._schedule_probe(pod, "r", t)
+                lp = pod.template.liveness_probe
+                if lp is not None:
+                    self._schedule_probe(pod, "l", t + lp.period_s)
+            elif pod.running:
+                self._set_ready(pod, True)
+                self._sync_pod_series(pod)
         self._bump()
 
     def _node_lifecycle(self, t: float) -> None:
+        """The node lifecycle and taint eviction controllers (module docstring)."""
         for node in self.nodes:
-            if node.ready or node.down_since is None:
+            if node.ready or node.unknown_at is None:
                 continue
-            down_for = t - node.down_since
-            if node.condition == "True" and down_for >= NODE_GRACE_S:
+            if node.condition == "True" and t >= node.unknown_at:
+                at = node.unknown_at
                 node.condition = "Unknown"
+                node.transition_t = at
+                node.taints = [(UNREACHABLE_TAINT, "NoSchedule", at), (UNREACHABLE_TAINT, "NoExecute", at)]
                 self._sync_node_series(node)
                 self.event("Node", node.name, "Normal", "NodeNotReady",
                            f"Node {node.name} status is now: NodeNotReady", "node-controller")
-                for pod in self.pods.values():
-                    if pod.node == node.name and pod.ready:
-                        self._set_ready(pod, False)
-                        pod.phase = pod.phase if pod.phase != "Running" else "Running"
+                for pod in sorted(self.pods.values(), key=lambda p: p.name):
+                    if pod.node == node.name and not pod.marked_not_ready:
+                        # controller_utils.MarkPodsNotReady: only the pod's Ready condition.
+                        pod.marked_not_ready = True
+                        self.event("Pod", pod.name, "Warning", "NodeNotReady", "Node is not ready",
+                                   "node-controller")
+                        if pod.ready:
+                            pod.ready = False
+                            pod.ready_t = None
+                            self._dirty.add(pod.service)
                         self._sync_pod_series(pod)
-            if node.condition == "Unknown" and down_for >= NODE_GRACE_S + EVICTION_S:
-                for pod in list(self.pods.values()):
+                self._bump()
+            if node.condition == "Unknown" and t >= node.unknown_at + EVICTION_S:
+                for pod in sorted(self.pods.values(), key=lambda p: p.name):
                     if pod.node == node.name and not pod.terminating:
                         self.event("Pod", pod.name, "Normal", "TaintManagerEviction",
-                                   f"Marking for deletion Pod {self.ns}/{pod.name}", "taint-controller")
-                        pod.status_reason = "NodeLost"
+                                   f"Marking for deletion Pod {self.ns}/{pod.name}", TAINT_EVICTION_SOURCE)
+                        pod.disruption_t = t
                         self._start_termination(pod, "evicted")
 
     # ----------------------------------------------------------------- kube-state-metrics
@@ -1384,14 +1568,9 @@ class Cluster:
     def _sync_pod_series(self, pod: Pod) -> None:
         s, reg = pod.series, self.registry
         phase = pod.phase
-        node = self.node(pod.node) if pod.node else None
-        if node is not None and node.condition == "Unknown":
-            phase = "Unknown" if pod.terminating else phase
         for p in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
             reg.set(s[f"phase:{p}"], 1.0 if p == phase else 0.0)
         ready_cond = "true" if pod.ready else "false"
-        if node is not None and node.condition == "Unknown":
-            ready_cond = "unknown" if not pod.ready else ready_cond
         for cond in ("true", "false", "unknown"):
             reg.set(s[f"ready:{cond}"], 1.0 if cond == ready_cond else 0.0)
         reg.set(s["scheduled:true"], 1.0 if pod.node else 0.0)
@@ -1435,11 +1614,21 @@ class Cluster:
             s[key] = self._ksm(metric, labels, 1)
 
     def _sync_node_series(self, node: Node) -> None:
-        for status in ("true", "false", "unknown"):
-            sid = self.registry.lookup("kube_node_status_condition", {
-                **self._ksm_common, "node": node.name, "condition": "Ready", "status": status})
-            if sid is not None:
-                self.registry.set(sid, 1.0 if node.condition.lower() == status else 0.0)
+        for cond, healthy, _, _ in NODE_CONDITIONS:
+            now = healthy.lower() if node.condition == "True" else "unknown"
+            for status in ("true", "false", "unknown"):
+                sid = self.registry.lookup("kube_node_status_condition", {
+                    **self._ksm_common, "node": node.name, "condition": cond, "status": status})
+                if sid is not None:
+                    self.registry.set(sid, 1.0 if now == status else 0.0)
+        for _, effect in ((UNREACHABLE_TAINT, "NoSchedule"), (UNREACHABLE_TAINT, "NoExecute")):
+            labels = {**self._ksm_common, "node": node.name, "key": UNREACHABLE_TAINT, "value": "", "effect": effect}
+            sid = self.registry.lookup("kube_node_spec_taint", labels)
+            tainted = any(k == UNREACHABLE_TAINT and e == effect for k, e, _ in node.taints)
+            if tainted and sid is None:
+                self.registry.add("kube_node_spec_taint", labels, 1)
+            elif not tainted and sid is not None:
+                self.registry.kill([sid])
 
     # ----------------------------------------------------------------- views
 
@@ -1448,9 +1637,7 @@ class Cluster:
         out = pod.to_k8s(wl.labels())
         node = self.node(pod.node) if pod.node else None
         if node is not None:
-            out["status"]["hostIP"] = f"10.128.0.{self.nodes.index(node) + 10}"
-        if node is not None and node.condition == "Unknown":
-            out["status"]["conditions"][3]["status"] = "Unknown" if pod.ready else "False"
+            out["status"]["hostIP"] = node.internal_ip
         admitted_pod_fields(out, pod)
         return out
 

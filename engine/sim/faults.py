@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from engine.apps.model import ConfigRef
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, LogHint, SourceContains
-from engine.sim.remedy import head_flag_variant, set_flag, undo_edit
+from engine.sim.remedy import fault_node, head_flag_variant, set_flag, undo_edit
 from engine.substrate import ChangeRecord, FaultInstance, SubstrateError
 from faults.people import revert_author, revert_subject
-from faults.spec import EffectSpec, FaultSpec
+from faults.spec import NODE_MECHANISMS, EffectSpec, FaultSpec
 
 if TYPE_CHECKING:
     from engine.sim.simulator import Simulator
@@ -98,7 +98,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         _inject_object_fault(sim, spec, inst, eid)
         return inst
     cfg = spec.config
-    if m in ("config-patch", "feature-flag", "scale", "resource-limit", "image", "readiness-probe"):
+    if m in ("config-patch", "feature-flag", "scale", "resource-limit", "image", "readiness-probe", "liveness-probe"):
         assert cfg is not None
         tpl = wl.template
         if cfg.flag is not None:
@@ -128,6 +128,9 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         if cfg.readiness_probe is not None:
             inst.original["readiness_probe"] = tpl.readiness_probe
             kwargs["readiness_probe"] = cfg.readiness_probe
+        if cfg.liveness_probe is not None:
+            inst.original["liveness_probe"] = tpl.liveness_probe
+            kwargs["liveness_probe"] = cfg.liveness_probe
         inst.changes.append(sim.deploy_change(target, summary=cfg.summary, author=cfg.author, **kwargs))
         if spec.effect is not None and cfg.env:
             key, value = next(iter(cfg.env.items()))
@@ -163,6 +166,8 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         if spec.effect is not None:
             sim.inject(_effect(spec, spec.effect, eid))
             inst.effect_ids.append(eid)
+    elif m in NODE_MECHANISMS:
+        _inject_node_fault(sim, spec, inst, eid)
     return inst
 
 
@@ -265,6 +270,42 @@ def _revert_object_fault(sim: Simulator, inst: FaultInstance, summary: str, auth
     return out
 
 
+def _inject_node_fault(sim: Simulator, spec: FaultSpec, inst: FaultInstance, eid: str) -> None:
+    """``kubelet-stop`` and ``node-network`` on one node (``runtime.node`` or the node of the
+    target's first pod now, :func:`engine.sim.remedy.fault_node`).
+
+    * ``kubelet-stop``: the kubelet stops (``systemctl stop kubelet``): the node stops
+      reporting, its containers keep running and answering until the node lifecycle
+      controller marks them not ready (then they leave the endpoints) and evicts them.
+    * ``node-network``: a ``tc netem`` delay (and loss) on the veth of every pod on the node
+      now: each request such a pod serves takes ``delay_ms`` longer, and ``drop`` of them are
+      lost. Pods started later get fresh veths and are unaffected, so restarting the pods
+      (on any node) ends it. Departure: lost calls count as errors of the serving pod at once
+      (the simulator has no per-pod timeout share), and the delay is added to what a pod
+      serves, not to the calls it makes.
+
+    Raises:
+        SubstrateError: the target has no scheduled pod to find the node by.
+    """
+    rt = spec.runtime
+    assert rt is not None
+    node = fault_node(sim, spec)
+    if node is None:
+        raise SubstrateError(f"{spec.id}: {spec.target} has no pod on a node to find the node by")
+    inst.original["nodes"] = [node]
+    if spec.mechanism == "kubelet-stop":
+        sim.set_node_ready(node, False, network=False)
+        return
+    services = sorted({p.service for p in sim.pods() if p.node == node and not p.terminating})
+    hint = LogHint(message=spec.effect.log.message if spec.effect and spec.effect.log else
+                   "i/o timeout", exception="context deadline exceeded")
+    for service in services:
+        sid = f"{eid}:{service}"
+        sim.inject(Effect(id=sid, service=service, node=node, latency_add_s=(rt.delay_ms or 0.0) / 1000.0,
+                          error_rate=rt.drop, started_before=sim.now + 1e-6, log=hint))
+        inst.effect_ids.append(sid)
+
+
 def _remove_effects(sim: Simulator, inst: FaultInstance) -> None:
     for eid in inst.effect_ids:
         with contextlib.suppress(SubstrateError):  # already gone
@@ -326,11 +367,16 @@ def revert(sim: Simulator, inst: FaultInstance) -> list[ChangeRecord]:
                 kwargs["resources"] = inst.original["resources"]
             if cfg.readiness_probe is not None and tpl.readiness_probe == cfg.readiness_probe:
                 kwargs["readiness_probe"] = inst.original["readiness_probe"]
+            if cfg.liveness_probe is not None and tpl.liveness_probe == cfg.liveness_probe:
+                kwargs["liveness_probe"] = inst.original["liveness_probe"]
             if kwargs:
                 out.append(sim.deploy_change(target, summary=summary, author=author, **kwargs))
     elif m == "zone-outage":
         for node in inst.original.get("nodes", []):
             sim.set_node_ready(node, True)
+    elif m == "kubelet-stop":
+        for node in inst.original.get("nodes", []):
+            sim.set_node_ready(node, True, network=False)  # systemctl start kubelet
     inst.t_revert = sim.now
     inst.revert_changes = out
     if not any(c.status == "building" for c in out):

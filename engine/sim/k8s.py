@@ -11,6 +11,8 @@ format simulated and real clusters with the same code.
 from __future__ import annotations
 
 import hashlib
+import math
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -28,6 +30,11 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 def timestamp(t: float) -> str:
     """RFC 3339 UTC timestamp of run time ``t`` seconds, as the API server writes it."""
     return (EPOCH + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def micro_timestamp(t: float) -> str:
+    """RFC 3339 UTC timestamp with microseconds (a ``MicroTime``, e.g. a Lease's renewTime)."""
+    return (EPOCH + timedelta(seconds=t)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def unix_time(t: float) -> float:
@@ -79,22 +86,103 @@ class PodTemplate:
         return replace(self, **changes)
 
 
+NODE_STATUS_REPORT_S = 300.0
+"""Kubelet ``nodeStatusReportFrequency`` default (5 m): with node leases, a healthy kubelet
+re-posts an unchanged node status (and so its conditions' ``lastHeartbeatTime``) this often
+(``pkg/kubelet/apis/config/v1beta1/defaults.go``)."""
+NODE_LEASE_RENEW_S = 10.0
+"""Kubelet lease renewal interval: ``nodeLeaseDurationSeconds`` 40 s times the renew-interval
+fraction 0.25 (``pkg/kubelet/nodelease``); the node lifecycle controller's health probe
+timestamp is the last renewal."""
+NODE_CREATED_T = -86400.0 * 30
+"""Run time the worker nodes joined the cluster (30 days before run time 0; assumption)."""
+NODE_OS_IMAGE = "Ubuntu 24.04.1 LTS"
+NODE_KERNEL = "6.8.0-41-generic"
+NODE_RUNTIME = "containerd://1.7.20"
+NODE_KUBELET = "v1.30.4"
+"""System info of the simulated workers: a kubeadm cluster (Kubernetes v1.30.4) on Ubuntu
+24.04.1 hosts with their 6.8 GA kernel and containerd 1.7.20 -- an assumption for a
+kubeadm-built cluster of mid-2024, not measured from one."""
+NODE_CONDITIONS = (
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+)
+"""A healthy kubelet's node conditions in the order it posts them (type, status, reason,
+message), from ``pkg/kubelet/nodestatus/setters.go``."""
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+"""The taint the node lifecycle controller puts on a node whose Ready condition is Unknown
+(``NoSchedule`` and ``NoExecute``; ``pkg/controller/nodelifecycle``)."""
+
+
+def _stable_hex(seed: str, n: int = 32) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:n]
+
+
 @dataclass
 class Node:
-    """A worker node in one zone."""
+    """A worker node in one zone, as its kubelet and the node lifecycle controller report it.
+
+    ``ready`` is whether the kubelet posts status and renews its lease; ``reachable`` whether
+    the node's network carries traffic (a zone outage takes both away; a stopped kubelet only
+    the first: its containers keep running and answering). ``condition`` is the Ready
+    condition the node lifecycle controller shows: ``True``, or ``Unknown`` once it has heard
+    nothing for the grace period.
+    """
 
     name: str
     zone: str
     cpu: float
     memory: float
     uid: str
+    index: int = 0
     ready: bool = True
+    reachable: bool = True
     condition: str = "True"
     """Ready condition as the node controller reports it: True, False or Unknown."""
     down_since: float | None = None
+    unknown_at: float | None = None
+    """Run time the node lifecycle controller will mark (or marked) the node Unknown."""
+    frozen_heartbeat: float | None = None
+    """The last status post before the kubelet stopped reporting (None while it reports)."""
+    heartbeat_origin: float = NODE_CREATED_T + 20.0
+    """Run time of a status post; the kubelet re-posts every :data:`NODE_STATUS_REPORT_S`."""
+    transition_t: float = NODE_CREATED_T + 20.0
+    """lastTransitionTime of the conditions (they all change together here)."""
+    taints: list[tuple[str, str, float]] = field(default_factory=list)
+    """(key, effect, time added) of the node controller's taints."""
+    kubelet_started_t: float = NODE_CREATED_T
     images: set[str] = field(default_factory=set)
 
-    def to_k8s(self) -> dict[str, Any]:
+    @property
+    def internal_ip(self) -> str:
+        return f"10.128.0.{self.index + 10}"
+
+    def lease_renewed_before(self, t: float) -> float:
+        """The last lease renewal at or before run time ``t`` (renewals every 10 s, phase per node)."""
+        phase = float((self.index * 3) % int(NODE_LEASE_RENEW_S))
+        return phase + math.floor((t - phase) / NODE_LEASE_RENEW_S) * NODE_LEASE_RENEW_S
+
+    def heartbeat(self, now: float) -> float:
+        """``lastHeartbeatTime`` of the conditions at run time ``now``."""
+        if self.frozen_heartbeat is not None:
+            return self.frozen_heartbeat
+        o = self.heartbeat_origin
+        return o + math.floor((now - o) / NODE_STATUS_REPORT_S) * NODE_STATUS_REPORT_S
+
+    def to_k8s(self, now: float = 0.0) -> dict[str, Any]:
+        """The Node as the API server serves it at run time ``now``."""
+        hb, tr = timestamp(self.heartbeat(now)), timestamp(self.transition_t)
+        conditions = []
+        for type_, status, reason, message in NODE_CONDITIONS:
+            if self.condition == "Unknown":
+                status, reason, message = "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."
+            conditions.append({"type": type_, "status": status, "lastHeartbeatTime": hb, "lastTransitionTime": tr,
+                               "reason": reason, "message": message})
+        spec: dict[str, Any] = {}
+        if self.taints:
+            spec["taints"] = [{"key": k, "effect": e, "timeAdded": timestamp(t)} for k, e, t in self.taints]
         return {
             "apiVersion": "v1",
             "kind": "Node",
@@ -102,29 +190,54 @@ class Node:
                 "name": self.name,
                 "uid": self.uid,
                 "labels": {
+                    "beta.kubernetes.io/arch": "amd64",
+                    "beta.kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
                     "kubernetes.io/hostname": self.name,
                     "kubernetes.io/os": "linux",
                     "node-role.kubernetes.io/worker": "",
                     "topology.kubernetes.io/zone": self.zone,
                 },
-                "creationTimestamp": timestamp(-86400 * 30),
+                "annotations": {
+                    "kubeadm.alpha.kubernetes.io/cri-socket": "unix:///var/run/containerd/containerd.sock",
+                    "node.alpha.kubernetes.io/ttl": "0",
+                    "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                },
+                "creationTimestamp": timestamp(NODE_CREATED_T),
             },
-            "spec": {},
+            "spec": spec,
             "status": {
                 "capacity": {"cpu": format_cpu(self.cpu), "memory": format_memory(self.memory), "pods": "110"},
                 "allocatable": {"cpu": format_cpu(self.cpu), "memory": format_memory(self.memory), "pods": "110"},
-                "conditions": [
-                    {
-                        "type": "Ready",
-                        "status": self.condition,
-                        "reason": "KubeletReady" if self.condition == "True" else "NodeStatusUnknown",
-                        "message": "kubelet is posting ready status"
-                        if self.condition == "True"
-                        else "Kubelet stopped posting node status.",
-                    }
-                ],
-                "nodeInfo": {"kubeletVersion": "v1.30.4", "containerRuntimeVersion": "containerd://1.7.20"},
+                "conditions": conditions,
+                "addresses": [{"type": "InternalIP", "address": self.internal_ip},
+                              {"type": "Hostname", "address": self.name}],
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                "nodeInfo": {
+                    "machineID": _stable_hex(f"{self.uid}/machine-id"),
+                    "systemUUID": str(uuid.UUID(_stable_hex(f"{self.uid}/system-uuid"))),
+                    "bootID": str(uuid.UUID(_stable_hex(f"{self.uid}/boot-id"))),
+                    "kernelVersion": NODE_KERNEL,
+                    "osImage": NODE_OS_IMAGE,
+                    "containerRuntimeVersion": NODE_RUNTIME,
+                    "kubeletVersion": NODE_KUBELET,
+                    "kubeProxyVersion": NODE_KUBELET,
+                    "operatingSystem": "linux",
+                    "architecture": "amd64",
+                },
             },
+        }
+
+    def lease_k8s(self, now: float) -> dict[str, Any]:
+        """The node's Lease in ``kube-node-lease`` at run time ``now`` (renewTime: the last renewal)."""
+        renew = self.lease_renewed_before(self.down_since if self.down_since is not None else now)
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": "kube-node-lease",
+                         "creationTimestamp": timestamp(NODE_CREATED_T)},
+            "spec": {"holderIdentity": self.name, "leaseDurationSeconds": 40,
+                     "renewTime": micro_timestamp(renew)},
         }
 
 
@@ -199,6 +312,11 @@ class Pod:
     """Run time the application starts answering (container start + start-up time)."""
     deletion_t: float | None = None
     status_reason: str | None = None
+    marked_not_ready: bool = False
+    """The node lifecycle controller set the pod's Ready condition to False (its node went
+    Unknown); the container statuses, which only the kubelet writes, still say ready."""
+    disruption_t: float | None = None
+    """When the taint eviction controller added ``DisruptionTarget`` before deleting the pod."""
     backoff_s: float = 0.0
     backoff_until: float = 0.0
     next_action_t: float = 0.0
@@ -268,12 +386,19 @@ class Pod:
         scheduled: dict[str, Any] = {"type": "PodScheduled", "status": "True" if self.node else "False"}
         if self.node is None and self.unschedulable:
             scheduled.update(reason="Unschedulable", message=self.unschedulable)
+        containers_ready = "True" if self.container.ready else "False"
         conditions = [
             scheduled,
             {"type": "Initialized", "status": "True" if self.node else "False"},
-            {"type": "ContainersReady", "status": ready},
+            {"type": "ContainersReady", "status": containers_ready},
             {"type": "Ready", "status": ready},
         ] if self.node or not self.unschedulable else [scheduled]  # an unschedulable pod has only PodScheduled
+        if self.disruption_t is not None:
+            # tainteviction.addConditionAndDeletePod
+            conditions.insert(0, {"type": "DisruptionTarget", "status": "True",
+                                  "lastTransitionTime": timestamp(self.disruption_t),
+                                  "reason": "DeletionByTaintManager",
+                                  "message": "Taint manager: deleting due to NoExecute taint"})
         status: dict[str, Any] = {
             "phase": self.phase,
             "conditions": conditions,
@@ -294,10 +419,21 @@ class Pod:
                 "containers": [container],
                 "restartPolicy": "Always",
                 "terminationGracePeriodSeconds": 30,
+                "tolerations": [dict(t) for t in DEFAULT_TOLERATIONS],
                 "volumes": volume_specs(self.template) or None,
             },
             "status": status,
         }
+
+
+DEFAULT_TOLERATIONS: list[dict[str, Any]] = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+]
+"""What the DefaultTolerationSeconds admission plugin adds to every pod that has no
+toleration of its own for these taints (``plugin/pkg/admission/defaulttolerationseconds``:
+``--default-not-ready-toleration-seconds`` and ``--default-unreachable-toleration-seconds``,
+both 300)."""
 
 
 def qos_class(resources: Resources) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.substrate import ChangeRecord, FaultInstance, Substrate, SubstrateError
+from faults.spec import FaultSpec
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,18 @@ def remedy_steps(sub: Substrate, inst: FaultInstance) -> list[RemedyStep]:
         return [RemedyStep("scale_deployment", {"deployment": service, "replicas": replicas})]
     pods = sorted(p.name for p in sub.pods(service) if not p.terminating and (r.zone is None or p.zone == r.zone))
     return [RemedyStep("restart_pod", {"pod": name}) for name in pods]
+
+
+def fault_node(sub: Substrate, spec: FaultSpec) -> str | None:
+    """The node a node fault (``kubelet-stop``, ``node-network``) hits: ``runtime.node`` while
+    one of the target's pods runs there (warm-start placement does not depend on the seed), else
+    the node running the target's first pod by name (not terminating), so the fault always hits
+    its target; None when the target has no scheduled pod."""
+    pods = sorted((p for p in sub.pods(spec.target) if p.node is not None and not p.terminating),
+                  key=lambda p: p.name)
+    if spec.runtime is not None and spec.runtime.node is not None and any(p.node == spec.runtime.node for p in pods):
+        return spec.runtime.node
+    return pods[0].node if pods else None
 
 
 def revert_commit_step(sub: Substrate, inst: FaultInstance) -> RemedyStep | None:

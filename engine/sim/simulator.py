@@ -606,14 +606,17 @@ class Simulator(Substrate):
         elif self.noise is None or self.noise.plan != noise:
             self.noise = NoiseSeries(noise, self.app.namespace, self.registry, self.cluster, self.forest)
 
-    def set_node_ready(self, node: str, ready: bool) -> None:
+    def set_node_ready(self, node: str, ready: bool, network: bool = True) -> None:
         """Take a node down (it stops reporting) or bring it back.
+
+        ``network`` False stops only the kubelet: the node's containers keep running and
+        answering (see :meth:`Cluster.set_node_ready <engine.sim.cluster.Cluster.set_node_ready>`).
 
         Raises:
             SubstrateError: unknown node.
         """
         try:
-            self.cluster.set_node_ready(node, ready)
+            self.cluster.set_node_ready(node, ready, network=network)
         except KeyError as exc:
             raise SubstrateError(str(exc)) from None
 
@@ -667,7 +670,7 @@ class Simulator(Substrate):
                 ("names", pod.name), ("slot", pod.slot), ("svc", self.traffic.svc_index[pod.service]),
                 ("weight", 1.0 / n_ready if pod.ready and not pod.terminating and n_ready else 0.0),
                 ("serving_since", pod.serving_since if pod.serving_since is not None else math.inf),
-                ("up", node.ready), ("hung", effects.hung), ("running", running), ("cpu_cap", cpu_cap),
+                ("up", node.reachable), ("hung", effects.hung), ("running", running), ("cpu_cap", cpu_cap),
                 ("cpu_extra", effects.cpu_extra), ("mem_limit", mem_limit or node.memory),
                 ("mem_idle", self._mem_idle[pod.service]), ("mem_extra", effects.mem_extra),
                 ("leak_bps", effects.leak_bps), ("started", started), ("http", http and running),
@@ -1159,7 +1162,9 @@ class Simulator(Substrate):
     def objects(self, kind: str) -> list[dict[str, Any]]:
         cluster = self.cluster
         if kind == "Node":
-            return [n.to_k8s() for n in cluster.nodes]
+            return [n.to_k8s(cluster.t) for n in cluster.nodes]
+        if kind == "Lease":  # the nodes' leases in kube-node-lease (for describe node)
+            return [n.lease_k8s(cluster.t) for n in cluster.nodes]
         if kind == "Pod":
             return [cluster.k8s_pod(p) for p in sorted(cluster.pods.values(), key=lambda p: p.name)]
         if kind == "Deployment":
