@@ -41,7 +41,7 @@ from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
 from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
-from engine.sim.k8s import Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s, timestamp
+from engine.sim.k8s import Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s
 from engine.sim.logs import (
     LOG_FILE_LINES,
     RETENTION_S,
