@@ -159,7 +159,9 @@ def admitted_pod_fields(out: dict[str, Any], pod: Pod) -> None:
     vol = f"kube-api-access-{suffix}"
     spec.setdefault("serviceAccountName", "default")
     spec.setdefault("serviceAccount", "default")
-    spec.setdefault("volumes", []).append({"name": vol, "projected": {"defaultMode": 420, "sources": [
+    if spec.get("volumes") is None:
+        spec["volumes"] = []  # no ConfigMap or Secret volume
+    spec["volumes"].append({"name": vol, "projected": {"defaultMode": 420, "sources": [
         {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
         {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
         {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
