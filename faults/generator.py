@@ -98,7 +98,7 @@ MIX = {"change": 0.75, "runtime": 0.15, "infrastructure": 0.10}
 ZONE_OUTAGE_MAX_LIFE_S = 330
 """Longest zone outage, seconds: before the node controller's eviction (NotReady after 40 s,
 pods evicted 300 s later) lets Kubernetes move the stranded pods (module docstring)."""
-PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart")
+PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart", "secret-rotation")
 """Faults that live in the processes running at injection: any rollout of the target ends them."""
 
 
