@@ -126,7 +126,8 @@ Google's SRE book, ch. 1 ("roughly 70 % of outages are due to changes in a live 
 ZONE_OUTAGE_MAX_LIFE_S = 330
 """Longest zone outage, seconds: before the node controller's eviction (NotReady after 40 s,
 pods evicted 300 s later) lets Kubernetes move the stranded pods (module docstring)."""
-PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart", "node-network", "kubelet-stop")
+PROCESS_MECHANISMS = ("cpu-pressure", "network-delay", "store-restart", "node-network", "kubelet-stop",
+                      "secret-rotation")
 """Faults that live in the processes running at injection (or, for the node faults, on the
 node the target's pods run on): any rollout of the target ends them."""
 
