@@ -234,37 +234,6 @@ _PULL_S = {
 small images default to 3 s)."""
 
 
-def go_duration(seconds: float) -> str:
-    """A probe timeout as Go's ``time.Duration`` prints it (``1s``, ``1.5s``)."""
-    return f"{seconds:g}s"
-
-
-def refused_message(probe: Probe, ip: str, port: int | None) -> str:
-    """The prober's message for a probe whose port has no listener (connection refused)."""
-    addr = f"{ip}:{port}"
-    if probe.type == "http":
-        return f'Get "http://{addr}{probe.path or "/"}": dial tcp {addr}: connect: connection refused'
-    if probe.type == "grpc":
-        return (f'timeout: failed to connect service "{addr}" within {go_duration(probe.timeout_s)}: '
-                "context deadline exceeded")
-    return f"dial tcp {addr}: connect: connection refused"
-
-
-def hung_message(probe: Probe, ip: str, port: int | None) -> str:
-    """The prober's message for a process that accepts connections but never answers.
-
-    Departure: a TCP probe of a hung process would still succeed (the kernel accepts the
-    connection); the simulator reports a dial timeout so that a hang fails every probe type.
-    """
-    addr = f"{ip}:{port}"
-    if probe.type == "http":
-        return (f'Get "http://{addr}{probe.path or "/"}": context deadline exceeded (Client.Timeout exceeded '
-                "while awaiting headers)")
-    if probe.type == "grpc":
-        return f"timeout: health rpc did not complete within {go_duration(probe.timeout_s)}"
-    return f"dial tcp {addr}: i/o timeout"
-
-
 PUBLIC_REGISTRIES = frozenset({"docker.io", "ghcr.io", "quay.io", "registry.k8s.io", "gcr.io", "public.ecr.aws",
                                "us-docker.pkg.dev", "europe-docker.pkg.dev", "asia-docker.pkg.dev",
                                "us-central1-docker.pkg.dev", "mcr.microsoft.com"})
