@@ -36,6 +36,11 @@ def _id(case: tuple[str, FaultSpec]) -> str:
     return case[1].id
 
 
+# Under pytest-xdist (--dist loadgroup) a fault's trials run on one worker, so its no-op
+# trial (shared by two tests through _NOOP) runs once.
+PARAMS = [pytest.param(c, id=_id(c), marks=pytest.mark.xdist_group(_id(c))) for c in CASES]
+
+
 _NOOP: dict[str, TrialResult] = {}
 
 
@@ -45,7 +50,7 @@ def _noop(app: str, fault: FaultSpec) -> TrialResult:
     return _NOOP[fault.id]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.parametrize("case", PARAMS)
 def test_noop_trial_probe_fails_while_active(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
     result = _noop(app, fault)
@@ -53,7 +58,7 @@ def test_noop_trial_probe_fails_while_active(case: tuple[str, FaultSpec]) -> Non
     assert result.samples and not passing, result.reason
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.parametrize("case", PARAMS)
 def test_noop_trial_raises_an_attributable_alert(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
     result = _noop(app, fault)
@@ -65,7 +70,7 @@ def test_noop_trial_raises_an_attributable_alert(case: tuple[str, FaultSpec]) ->
     assert result.ok, result.reason
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.parametrize("case", PARAMS)
 def test_oracle_earns_every_stage_through_the_tools_and_the_scorer(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
     result = qualify_fault(app, fault)
@@ -79,7 +84,7 @@ def test_oracle_earns_every_stage_through_the_tools_and_the_scorer(case: tuple[s
         f"{shortest} s (work_seconds {work_seconds(load_app(app), fault):.0f} s)")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.parametrize("case", PARAMS)
 def test_revert_trial_returns_to_healthy(case: tuple[str, FaultSpec]) -> None:
     app, fault = case
     result = revert_trial(fault, open_substrate(app, seed=0))

@@ -1,8 +1,9 @@
 """Nothing outside ``engine/sim`` needs more of the cluster than :class:`engine.substrate.Substrate`.
 
 :class:`Door` is a second substrate: it wraps a simulator and forwards exactly the ABC's
-abstract methods (and the attributes the ABC declares), nothing else -- no ``cluster``, no
-``registry``, no ``traffic``. A run of the orchestrator on it (fault injection and revert,
+abstract methods and the methods it gives a default (and the attributes the ABC declares),
+nothing else -- no ``cluster``, no ``registry``, no ``traffic``. A run of the orchestrator
+on it (fault injection and revert,
 benign changes, symptom probes, health samples, the oracle's remedies and the restart check
 on forks), the qualification trials and ``marathon sim``'s health table must give exactly
 what they give on the simulator itself. Code that reached past the interface fails here with
@@ -52,7 +53,11 @@ def _forwarder(name: str) -> Any:
     return method
 
 
-for _name in sorted(Substrate.__abstractmethods__ - set(vars(Door))):
+# The abstract methods, and the interface's methods that have a default (a substrate without
+# the capability keeps the default: ``set_background_noise``, ``patch_service``).
+_INTERFACE = Substrate.__abstractmethods__ | {n for n, v in vars(Substrate).items()
+                                             if not n.startswith("_") and callable(v)}
+for _name in sorted(_INTERFACE - set(vars(Door))):
     setattr(Door, _name, _forwarder(_name))
 abc.update_abstractmethods(Door)
 
