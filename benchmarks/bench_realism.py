@@ -87,7 +87,7 @@ def quiet_alerts(app: str) -> None:
     from engine.run.orchestrator import Orchestrator
     from faults.generator import generate
 
-    sched = generate(app, 1, "short-5").model_copy(update={"faults": [], "duration_s": 1800})
+    sched = generate(app, 1, "short-5").model_copy(update={"faults": (), "duration_s": 1800})
     for pack in ("paper", "extended"):
         try:
             run = Orchestrator(sched, operator=None, alert_source="embedded", rules=pack)

@@ -172,7 +172,7 @@ def test_http_malformed_calls_are_recorded_like_a_builtin_operators(server: Any)
     assert status == 200 and res["denied"] and "outside the application" in res["error"]
     status, res = _http(base, "POST", f"/invocations/{n}/tools/kubectl_get", {"args": {"kind": "pods", "bogus": 1}})
     assert status == 200 and not res["ok"] and "invalid arguments" in res["error"]
-    for bad in ({"prompt_tokens": -5}, {"cost_usd": "lots"}, {"latency_s": "inf"}):
+    for bad in ({"prompt_tokens": -5}, {"cost_usd": "lots"}, {"latency_s": "inf"}, {"completion_tokens": float("inf")}):
         status, res = _http(base, "POST", f"/invocations/{n}/usage", bad)
         assert status == 400 and "usage fields" in res["error"], (bad, status, res)
     for bad in ({"prompt_tokens": 10**300}, {"cost_usd": 1e308}, {"latency_s": 1e9}):  # sums must stay finite

@@ -219,7 +219,7 @@ class AgentHub:
             completion = int(p.get("completion_tokens", 0))
             cost = float(p.get("cost_usd", 0.0))
             latency = float(p.get("latency_s", 0.0))
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e400)
             raise HubError(400, f"usage fields must be numbers: {exc}") from None
         if min(prompt, completion) < 0 or not (math.isfinite(cost) and math.isfinite(latency)) \
                 or cost < 0 or latency < 0:
