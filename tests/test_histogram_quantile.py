@@ -106,6 +106,10 @@ def test_bisect_interpolates_in_the_bucket_searchsorted_finds(hist: tuple[np.nda
         if row[-1] == 0 or len(bounds) < 2:
             assert math.isnan(value)
             continue
+        if q * row[-1] == 0:
+            # The rank underflows (a subnormal total): Prometheus' bucketQuantile then divides
+            # 0 by the first bucket's count 0, NaN, as ours does; no interpolation to check.
+            continue
         b = int(np.searchsorted(row, q * row[-1], side="left"))
         if b >= len(bounds) - 1:
             assert value == bounds[-2]
