@@ -590,10 +590,10 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
             life = lifetime(model, spec, drawn)
             if free(spec, at, at + life):
                 place(spec, at, life)
-    # Then one arrival per remaining quota unit, in a seeded order: each takes the next arrival
-    # time of the Poisson process and a free fault of its bucket, and is drawn again at later
-    # times while none is free; an arrival that finds no slot in LABEL_TRIES draws is dropped,
-    # so a crowded schedule loses arrivals of every bucket alike and keeps the mix.
+    # Then one arrival per remaining (change) quota unit, in a seeded order: each takes the next
+    # arrival time of the Poisson process and a free fault of its bucket, and is drawn again at
+    # later times while none is free; an arrival that finds no slot in LABEL_TRIES draws is
+    # dropped, so a crowded schedule loses change arrivals (the buckets placed first keep theirs).
     labels = [b for b in MIX for _ in range(quota[b]) if b not in ("infrastructure", "runtime")]
     order = rng.permutation(len(labels))
     t = float(FIRST_FAULT_S)
