@@ -3,9 +3,23 @@ administrator's Mutator (engine.kube.admin), and the standalone process."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from engine.apps.model import load_app
 from engine.kube.admin import AdminMutator
@@ -303,3 +317,108 @@ def test_admin_mutator_writes_and_errors(cluster: tuple[Simulator, SimWorld, Adm
     admin.patch_service("cartservice", None, 7071, _req(incident="bob"))
     rec = sim.deploy_history("cartservice")[-1]
     assert (rec.kind, rec.author) == ("service", "bob")
+
+
+# ----------------------------------------------------------------- the process
+
+
+KUBECTL = Path(sys.executable).with_name("kubectl")
+
+
+def _kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(KUBECTL), "--kubeconfig", str(kubeconfig), *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def _wait(predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _get(kubeconfig: Path, path: str) -> tuple[int, dict[str, str]]:
+    """GET ``path`` from the kubeconfig's server with its token and CA: (status, headers)."""
+    cfg = yaml.safe_load(kubeconfig.read_text())
+    cluster, user = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
+    ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    req = urllib.request.Request(cluster["server"] + path, headers={"Authorization": f"Bearer {user['token']}"})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=20) as resp:
+            return resp.status, dict(resp.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers)
+
+
+@pytest.mark.skipif(not KUBECTL.exists(), reason="the pinned kubectl is not installed in the venv")
+def test_marathon_cluster_process(tmp_path: Path) -> None:
+    """`marathon cluster` as a user runs it: kubeconfig, clock, kubectl reads and a catalog image rollout, the
+    probe proxy, /metrics, and a clean stop on SIGINT."""
+    kubeconfig = tmp_path / "kc" / "kubeconfig"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "cluster", "--app", APP, "--speed", "20",
+                             "--port", "0", "--metrics-port", "0", "--kubeconfig", str(kubeconfig), "--seed", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        assert proc.stdout is not None
+        banner = [proc.stdout.readline() for _ in range(6)]
+        assert "serving the Kubernetes API at https://127.0.0.1:" in banner[0], banner
+        assert f"kubectl --kubeconfig {kubeconfig} get pods" in "".join(banner)
+        metrics = next(line.split()[1] for line in banner if line.strip().startswith("metrics"))
+        assert kubeconfig.is_file() and (kubeconfig.stat().st_mode & 0o777) == 0o600
+
+        def clock() -> dict[str, Any]:
+            out = _kubectl(kubeconfig, "get", "--raw", "/marathon/v1/clock")
+            assert out.returncode == 0, out.stderr
+            return dict(json.loads(out.stdout))
+
+        first = clock()
+        assert first["speed"] == 20 and first["held"] is False
+        _wait(lambda: clock()["now"] >= first["now"] + 20, 20, "the clock to advance")
+
+        pods = _kubectl(kubeconfig, "get", "pods", "-o", "wide")
+        assert pods.returncode == 0, pods.stderr
+        assert "currencyservice-" in pods.stdout and "Running" in pods.stdout and "node-" in pods.stdout
+
+        spec = _fault("ob-currency-jpy-truncated-nanos")
+        image = change_image(REPO, spec.target, spec)
+        container = load_app(APP).service(spec.target).container
+        out = _kubectl(kubeconfig, "set", "image", f"deployment/{spec.target}", f"{container}={image}")
+        assert out.returncode == 0, out.stderr
+
+        def rolled_out() -> bool:
+            got = _kubectl(kubeconfig, "get", "pods", "-l", f"app={spec.target}", "-o",
+                           "jsonpath={range .items[*]}{.spec.containers[0].image} {.status.phase}{'\\n'}{end}")
+            lines = [line.split() for line in got.stdout.splitlines() if line.strip()]
+            return bool(lines) and all(line[0] == image and line[1] == "Running" for line in lines)
+
+        _wait(rolled_out, 40, "the catalog image to roll out")
+        assert spec.probe.route is not None and spec.probe.attributes
+        route = next(r for r in load_app(APP).routes if r.name == spec.probe.route)
+        query = "&".join(f"{k}={v}" for k, v in spec.probe.attributes.items())
+        # The route's request judged where it reaches the defective service: it fails, and the
+        # simulator's shortcut headers say how likely (as the embedded probe judges it).
+        status, headers = _get(kubeconfig, f"/api/v1/namespaces/{NAMESPACE}/services/{spec.target}/proxy"
+                                           f"{route.path}?{query}")
+        assert status == 503 and float(headers["X-Marathon-Success"]) < 0.01
+        assert headers["Server-Timing"].startswith("app;dur=") and float(headers["X-Marathon-P95-Ms"]) > 0
+        status, headers = _get(kubeconfig, f"/api/v1/namespaces/{NAMESPACE}/services/frontend:80/proxy/")
+        assert status == 200 and float(headers["X-Marathon-Success"]) > 0.99
+        assert _get(kubeconfig, f"/api/v1/namespaces/{NAMESPACE}/services/frontend/proxy/no/such/path")[0] == 404
+        history = _kubectl(kubeconfig, "rollout", "history", f"deployment/{spec.target}")
+        assert history.returncode == 0 and "2" in history.stdout, history.stderr
+
+        with urllib.request.urlopen(f"http://{metrics.split('//', 1)[-1].split('/')[0]}/metrics", timeout=10) as r:
+            assert b"kube_deployment_spec_replicas" in r.read()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        err = proc.stderr.read() if proc.stderr else ""
+    assert code == 0, err
+    assert "stopping" in err
