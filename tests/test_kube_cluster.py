@@ -422,3 +422,28 @@ def test_marathon_cluster_process(tmp_path: Path) -> None:
         err = proc.stderr.read() if proc.stderr else ""
     assert code == 0, err
     assert "stopping" in err
+
+
+def test_proxy_model_equals_the_embedded_probe(cluster: tuple[Simulator, SimWorld, AdminMutator]) -> None:
+    sim, world, _ = cluster
+    spec = _fault("ob-currency-jpy-truncated-nanos")
+    world.roll_out(spec.target, image=change_image(REPO, spec.target, spec), summary="s", author="admin")
+    sim.advance(300)
+    app = load_app(APP)
+    route = next(r for r in app.routes if r.name == spec.probe.route)
+    # the route's path on the entry service: the whole route
+    whole = world.model_request(route.entry.service, route.path, spec.probe.attributes)
+    embedded = sim.probe(spec.probe)
+    assert whole is not None and whole.what == f"route {route.name}"
+    assert (whole.success, whole.p95_ms) == pytest.approx((embedded.success, embedded.p95_ms))
+    # the route's path on the fault's target: the route judged there (the probe with a target)
+    at = world.model_request(spec.target, route.path, spec.probe.attributes)
+    judged = sim.probe(spec.probe, spec.probe_anchor)
+    assert at is not None and (at.success, at.p95_ms) == pytest.approx((judged.success, judged.p95_ms))
+    assert at.success < 0.01 and at.status == 503
+    # an operation's path on its service
+    op = app.service("cartservice").operations[0]
+    call = world.model_request("cartservice", op.name.split(" ", 1)[-1], {})
+    assert call is not None and call.what == f"cartservice {op.name}" and call.status == 200
+    assert world.model_request("cartservice", "/no/such/path", {}) is None
+    assert world.model_request("nope", "/", {}) is None

@@ -177,14 +177,14 @@ class AdminMutator:
                 self.substrate.scale(name, change.replicas, summary=change_cause(req), author=author)
                 self.records.append(self.substrate.deploy_history(name)[-1])
             if change.restart:
-                self._restart(name)
+                self._restart(name, change_cause(req), author)
         except SubstrateError as exc:
             raise api_error(exc) from None
 
-    def _restart(self, name: str) -> None:
+    def _restart(self, name: str, summary: str | None, author: str) -> None:
         restart = getattr(self.substrate, "rollout_restart", None)
-        if callable(restart):  # a substrate with a rolling restart of its own
-            restart(name)
+        if callable(restart):  # a substrate with a rolling restart of its own (a new template)
+            self.records.append(restart(name, summary=summary, author=author))
             return
         for pod in self.substrate.pods(name):
             if not pod.terminating:

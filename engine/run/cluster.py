@@ -23,14 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import secrets
 import signal
 import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +42,6 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from engine.kube.apiserver import KubeAPIServer
-    from engine.sim.simulator import Simulator
     from engine.sim.world import SimWorld
     from engine.substrate import Substrate
 
@@ -55,30 +52,6 @@ CLOCK_START_PATH = "/marathon/v1/clock/start"
 def default_kubeconfig(app: str) -> Path:
     """Where ``marathon cluster --app APP`` writes its kubeconfig by default."""
     return Path("runs") / f"cluster-{app}" / "kubeconfig"
-
-
-@dataclass(frozen=True)
-class ProxyAnswer:
-    """The simulator's model of one request through the service proxy.
-
-    Attributes:
-        status: 200 (the request succeeded) or 503.
-        latency_ms: the request's latency, drawn from the model's distribution, ms.
-        success: the model's success probability of such a request, 0..1.
-        p95_ms: the model's p95 latency of such a request, ms.
-        what: the route or operation modelled.
-    """
-
-    status: int
-    latency_ms: float
-    success: float
-    p95_ms: float
-    what: str
-
-
-def _op_path(operation: str) -> str:
-    """An operation's proxy path: ``GET /cart`` -> ``cart``; ``/pkg.Svc/Method`` -> ``pkg.Svc/Method``."""
-    return operation.split(" ", 1)[-1].lstrip("/")
 
 
 class SimulatedCluster:
@@ -106,11 +79,10 @@ class SimulatedCluster:
     def __init__(self, app: str, *, seed: int = 0, speed: float = 1.0, host: str = "127.0.0.1", port: int = 0,
                  metrics_port: int = 0, token: str | None = None, hold: bool = False, catalog: str | None = None,
                  repository: str | None = None, tls: bool = True) -> None:
-        from engine.sim.world import SimWorld
+        from engine.sim.world import world_for
 
-        substrate = open_substrate(app, seed=seed, retention_s=3600.0)
-        self.sim: Simulator = substrate  # type: ignore[assignment]  # kind "sim" is the Simulator
-        self.world: SimWorld = SimWorld(self.sim, load_catalog(catalog or self.sim.app.name), repository=repository)
+        self.sim: Substrate = open_substrate(app, seed=seed, retention_s=3600.0)
+        self.world: SimWorld = world_for(self.sim, load_catalog(catalog or self.sim.app.name), repository=repository)
         self.host = host
         self.port = port
         self.token = token or secrets.token_urlsafe(24)
@@ -121,7 +93,6 @@ class SimulatedCluster:
         self.mutator = AdminMutator(self.sim, self.world)
         self.api: KubeAPIServer | None = None
         self.url = ""
-        self._rng = random.Random(seed)
         self._hold_lock = threading.Lock()
 
     @property
@@ -222,56 +193,13 @@ class SimulatedCluster:
 
     # ----------------------------------------------------------------- the service proxy
 
-    def model_request(self, service: str, path: str, attributes: Mapping[str, str]) -> ProxyAnswer | None:
-        """The simulator's model of ``GET <path>`` on ``service`` with request attributes
-        ``attributes`` (the query), or None when the service serves no such path.
-
-        * an entry route's path on its entry service: the user request along the route (what
-          :func:`engine.sim.probes.evaluate_probe` judges for a route probe);
-        * an entry route's path on another service the route reaches: that route's request
-          judged where it reaches the service (a route probe with a target; the simulated
-          cluster's convention, a real service would answer 404);
-        * ``/<operation>`` on a service (``cart``, ``hipstershop.CartService/GetCart``): a
-          direct call to the operation, as its busiest caller makes it (an operation probe).
-
-        The status is drawn with the model's success probability, and the latency from its
-        distribution (at most its 99.9th percentile), from a generator seeded with the
-        cluster's seed.
-        """
-        app = self.sim.app
-        if service not in app.service_names():
-            return None
-        want = path.strip("/")
-        attrs = {str(k): str(v) for k, v in attributes.items()}
-        outcome = None
-        what = ""
-        for route in app.routes:
-            if route.path.strip("/") != want:
-                continue
-            if route.entry.service == service:
-                outcome, what = self.sim.probe_route(route.name, attrs), f"route {route.name}"
-                break
-            if any(s == service for _, s, _, _ in app.walk(route.entry.service, route.entry.operation)):
-                outcome = self.sim.probe_route(route.name, attrs, at_service=service)
-                what = f"route {route.name} at {service}"
-                break
-        if outcome is None:
-            for op in app.service(service).operations:
-                if _op_path(op.name) == want:
-                    outcome, what = self.sim.probe_operation(service, op.name, attrs), f"{service} {op.name}"
-                    break
-        if outcome is None:
-            return None
-        ok = self._rng.random() < outcome.success
-        latency = outcome.quantile_ms(min(self._rng.random(), 0.999))
-        return ProxyAnswer(200 if ok else 503, latency, outcome.success, outcome.quantile_ms(0.95), what)
-
     def proxy(self, namespace: str, service: str, port: str | None, path: str, method: str,
               query: Mapping[str, str], body: bytes) -> tuple[int, Mapping[str, str], bytes]:
         """The API server's service proxy (:data:`engine.kube.apiserver.ProxyCall`), called
-        holding the lock: the answer of :meth:`model_request`, with ``Server-Timing:
-        app;dur=<ms>`` and -- a simulator shortcut, so a prober's judgement equals the embedded
-        one -- ``X-Marathon-Success: <probability>`` and ``X-Marathon-P95-Ms: <ms>``. An
+        holding the lock: the answer of :meth:`engine.sim.world.SimWorld.model_request`, with
+        ``Server-Timing: app;dur=<ms>`` and -- a simulator shortcut, so a prober's judgement
+        equals the embedded one -- ``X-Marathon-Success: <probability>`` and
+        ``X-Marathon-P95-Ms: <ms>``. An
         unknown namespace or service is ``404`` with a ``Status``; a path the service does not
         serve is ``404 page not found`` (a Go server's answer)."""
         if namespace != self.namespace or service not in self.sim.app.service_names():
@@ -279,7 +207,7 @@ class SimulatedCluster:
                       "message": f'services "{service}" not found', "reason": "NotFound",
                       "details": {"name": service, "kind": "services"}, "code": 404}
             return 404, {"Content-Type": "application/json"}, json.dumps(status).encode()
-        answer = self.model_request(service, path, query)
+        answer = self.world.model_request(service, path, query)
         if answer is None:
             return 404, {"Content-Type": "text/plain; charset=utf-8"}, b"404 page not found\n"
         headers = {"Content-Type": "application/json", "Server-Timing": f"app;dur={answer.latency_ms:.1f}",

@@ -44,6 +44,7 @@ creation.
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.apps.model import Probe, Resources
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, LogHint, SourceContains
 from engine.sim.faults import fault_effect
-from engine.substrate import ChangeRecord, SubstrateError
+from engine.substrate import ChangeRecord, Substrate, SubstrateError
 from faults.images import change_image, default_repository
 from faults.spec import Catalog, EffectSpec, FaultSpec
 
@@ -121,6 +122,30 @@ class _Chaos:
     ends_at: float | None = None
 
 
+@dataclass(frozen=True)
+class ProxyAnswer:
+    """The simulator's model of one request through the service proxy.
+
+    Attributes:
+        status: 200 (the request succeeded) or 503.
+        latency_ms: the request's latency, drawn from the model's distribution, ms.
+        success: the model's success probability of such a request, 0..1.
+        p95_ms: the model's p95 latency of such a request, ms.
+        what: the route or operation modelled.
+    """
+
+    status: int
+    latency_ms: float
+    success: float
+    p95_ms: float
+    what: str
+
+
+def _op_path(operation: str) -> str:
+    """An operation's proxy path: ``GET /cart`` -> ``cart``; ``/pkg.Svc/Method`` -> ``pkg.Svc/Method``."""
+    return operation.split(" ", 1)[-1].lstrip("/")
+
+
 class SimWorld:
     """The simulated world's reading of the administrator's writes (module docstring).
 
@@ -152,6 +177,7 @@ class SimWorld:
         self.chaos: dict[tuple[str, str, str], _Chaos] = {}
         """(plural, namespace, name) -> the effects of a Chaos Mesh object in force."""
         self._serial = 0
+        self._rng = random.Random(sim.seed)
 
     # ----------------------------------------------------------------- Deployments
 
@@ -488,6 +514,52 @@ class SimWorld:
         return [EdgeEffect(id=f"{base}:{caller}->{callee}", caller=caller, callee=callee, delay_s=delay_s, drop=drop,
                            started_before=now + 1e-6) for caller, callee in sorted(set(pairs))]
 
+    # ----------------------------------------------------------------- requests (the service proxy)
+
+    def model_request(self, service: str, path: str, attributes: Mapping[str, str]) -> ProxyAnswer | None:
+        """The simulator's model of ``GET <path>`` on ``service`` with request attributes
+        ``attributes`` (the query), or None when the service serves no such path.
+
+        * an entry route's path on its entry service: the user request along the route (what
+          :func:`engine.sim.probes.evaluate_probe` judges for a route probe);
+        * an entry route's path on another service the route reaches: that route's request
+          judged where it reaches the service (a route probe with a target; the simulated
+          cluster's convention, a real service would answer 404);
+        * ``/<operation>`` on a service (``cart``, ``hipstershop.CartService/GetCart``): a
+          direct call to the operation, as its busiest caller makes it (an operation probe).
+
+        The status is drawn with the model's success probability, and the latency from its
+        distribution (at most its 99.9th percentile), from a generator seeded with the
+        simulation's seed.
+        """
+        app = self.sim.app
+        if service not in app.service_names():
+            return None
+        want = path.strip("/")
+        attrs = {str(k): str(v) for k, v in attributes.items()}
+        outcome = None
+        what = ""
+        for route in app.routes:
+            if route.path.strip("/") != want:
+                continue
+            if route.entry.service == service:
+                outcome, what = self.sim.probe_route(route.name, attrs), f"route {route.name}"
+                break
+            if any(s == service for _, s, _, _ in app.walk(route.entry.service, route.entry.operation)):
+                outcome = self.sim.probe_route(route.name, attrs, at_service=service)
+                what = f"route {route.name} at {service}"
+                break
+        if outcome is None:
+            for op in app.service(service).operations:
+                if _op_path(op.name) == want:
+                    outcome, what = self.sim.probe_operation(service, op.name, attrs), f"{service} {op.name}"
+                    break
+        if outcome is None:
+            return None
+        ok = self._rng.random() < outcome.success
+        latency = outcome.quantile_ms(min(self._rng.random(), 0.999))
+        return ProxyAnswer(200 if ok else 503, latency, outcome.success, outcome.quantile_ms(0.95), what)
+
     # ----------------------------------------------------------------- nodes
 
     def change_node(self, node: str, *, unschedulable: bool | None = None,
@@ -523,3 +595,17 @@ def _int(value: Any, field_name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ChaosInvalid(f"{field_name}: Invalid value: {value!r}: must be a non-negative integer")
     return value
+
+
+def world_for(substrate: Substrate, catalog: Catalog, *, repository: str | None = None) -> SimWorld:
+    """The simulated world of a substrate the factory opened (``open_substrate(kind="sim")``), so
+    that callers outside ``engine/sim`` need not name the simulator.
+
+    Raises:
+        TypeError: ``substrate`` is not the simulator (a real cluster's world is real).
+    """
+    from engine.sim.simulator import Simulator
+
+    if not isinstance(substrate, Simulator):
+        raise TypeError(f"a simulated world needs the simulator, not {type(substrate).__name__}")
+    return SimWorld(substrate, catalog, repository=repository)
