@@ -552,9 +552,31 @@ def select(kind: str, objects: Sequence[Mapping[str, Any]], *, selector: Mapping
     return server_order([o for o in items if labels_match(meta_of(o).get("labels"), reqs)])
 
 
+def table_columns(kind: str) -> list[tuple[str, bool]]:
+    """The columns ``kubectl get`` prints for ``kind`` (a kind, ``Pod``...), in ``printers.go``
+    order, as (header, wide-only): what a server-side ``Table`` lists as ``columnDefinitions``
+    (wide-only columns have ``priority: 1``).
+
+    Raises:
+        KeyError: a kind without printer columns.
+    """
+    return list(_COLUMNS[kind])
+
+
+def table_cells(kind: str, obj: Mapping[str, Any], now: datetime) -> list[str | int | None]:
+    """The cells of one object's row, one per :func:`table_columns` entry, as the API server
+    computes them for a ``Table`` (``printers.GenerateOptions{Wide: true}``: every column, and
+    a LoadBalancer's EXTERNAL-IP untruncated). ``now`` is the server's clock for AGE cells.
+
+    Raises:
+        ValueError: a kind without printer columns.
+    """
+    return _cells(kind, served(obj), aware_now(now), True)
+
+
 def age(timestamp: str | None, now: datetime) -> str:
     """An object's AGE as kubectl prints it (``translateTimestampSince``)."""
     return since(timestamp, aware_now(now))
 
 
-__all__ = ["OUTPUTS", "age", "get", "pod_status", "render_table", "select"]
+__all__ = ["OUTPUTS", "age", "get", "pod_status", "render_table", "select", "table_cells", "table_columns"]
