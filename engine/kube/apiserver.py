@@ -46,8 +46,9 @@ Departures from a real kube-apiserver, by design:
 * field selectors accept any field path (a real server accepts only the fields each resource
   indexes) and ``Events`` carry no ``eventTime`` unless the substrate sets one;
 * ``pods/log`` with ``timestamps=true`` is refused (``400``): the substrate's log interface
-  has no per-line timestamps; ``follow`` polls the substrate and ends when the container
-  restarts or the pod goes; traffic lines of a window still open may arrive late or not at all;
+  has no per-line timestamps; ``follow`` polls the substrate, re-reading :data:`FOLLOW_LAG_S` behind its last read
+  (traffic lines appear when their log window closes) and sending each line once, so lines
+  may arrive out of order by up to that lag; it ends when the container restarts or the pod goes;
 * NodeMetrics are the sums of the node's pods' container usage (a real metrics-server reads
   the node's root cgroup, system daemons included); a container's CPU is the rate of
   ``container_cpu_usage_seconds_total`` over the last ~30 s of run time the server sampled
@@ -105,6 +106,12 @@ BOOKMARK_S = 5.0
 """Wall seconds between ``BOOKMARK`` events of a watch that allows them (a real server: about a minute)."""
 POLL_S = 0.5
 """Wall seconds between the server's own looks at the substrate while watches or follows are open."""
+FORCE_OBSERVE_S = 2.0
+"""Wall seconds after which the server looks at the substrate even if its clock has not moved."""
+FOLLOW_LAG_S = 30.0
+"""``follow`` re-reads this many run seconds behind its last read (log windows close late)."""
+FOLLOW_MEMORY = 20_000
+"""Lines a ``follow`` remembers to send each once."""
 DEFAULT_WATCH_TIMEOUT_S = 1800.0
 """A watch without ``timeoutSeconds`` ends after this many wall seconds (the real
 ``--min-request-timeout``)."""
@@ -469,14 +476,28 @@ class KubeAPIServer:
             await asyncio.wait_for(fut, timeout)
 
     async def _poll(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
         while True:
             await asyncio.sleep(POLL_S)
             try:
-                await self._refresh()
+                # A write straight to the substrate (not through this server, not followed by
+                # observe()) leaves the clock where it was: look anyway every FORCE_OBSERVE_S.
+                force = loop.time() - last >= FORCE_OBSERVE_S
+                await self._refresh(force=force)
+                if force:
+                    last = loop.time()
             except Exception:  # a substrate read failing must not end the poller; the next request reports it
                 self._dirty = True
 
     # ----------------------------------------------------------------- object access
+
+    def objects(self, kind: str) -> list[Obj]:
+        """The objects of a substrate kind (``Pod``, ``Event``, ``Namespace``...) as the server
+        serves them now (with ``resourceVersion`` and, with ``anchor_wall_clock``, moved
+        timestamps), in API-server order; deep copies. Served as last observed: call
+        :meth:`observe` (holding the lock) first for the substrate's current state."""
+        return copy.deepcopy(sorted(self._items(kind), key=_key))
 
     def _items(self, kind: str) -> list[Obj]:
         with self._state:
@@ -625,15 +646,16 @@ class KubeAPIServer:
 
     # ----------------------------------------------------------------- get and list
 
-    def _respond(self, request: web.Request, res: ServedResource, objs: list[Obj], *, single: bool,
+    def _respond(self, request: web.Request, res: ServedResource, stored: list[Obj], *, single: bool,
                  list_meta: Mapping[str, Any]) -> web.Response:
+        objs = [self._present(res, o) for o in stored]
         if _table_accept(request.headers.get("Accept", "")):
             include = request.query.get("includeObject", "Metadata")
             if include not in ("None", "Metadata", "Object"):
                 raise _bad_request(f'includeObject: Unsupported value: "{include}": supported values: '
                                    '"None", "Metadata", "Object"')
             doc = tables.table(res.kind, objs, self.now(), include=include,
-                               list_meta={} if single else list_meta)
+                               list_meta={} if single else list_meta, printed=stored)
             if single:
                 doc["metadata"] = {"resourceVersion": (objs[0].get("metadata") or {}).get("resourceVersion", "")}
             return web.json_response(doc, dumps=_dumps)
@@ -647,7 +669,7 @@ class KubeAPIServer:
         obj = self._find(res.source, namespace or "" if res.namespaced else "", name)
         if obj is None:
             raise not_found(res, name)
-        return self._respond(request, res, [self._present(res, obj)], single=True, list_meta={})
+        return self._respond(request, res, [obj], single=True, list_meta={})
 
     def _select(self, res: ServedResource, namespace: str | None, q: _Query) -> list[Obj]:
         items = sorted(self._items(res.source), key=_key)
@@ -655,9 +677,8 @@ class KubeAPIServer:
         for obj in items:
             if res.namespaced and namespace is not None and _key(obj)[0] != namespace:
                 continue
-            view = self._present(res, obj)
-            if q.match(view):
-                out.append(view)
+            if q.match(self._present(res, obj)):
+                out.append(obj)
         return out
 
     def _list(self, request: web.Request, res: ServedResource, namespace: str | None) -> web.Response:
@@ -715,7 +736,7 @@ class KubeAPIServer:
             if as_table and type_ not in ("BOOKMARK", "ERROR"):
                 payload = tables.table(res.kind, [view], self.now(), include=include, headers=headers,
                                        list_meta={"resourceVersion": (view.get("metadata") or {}).get(
-                                           "resourceVersion", "")})
+                                           "resourceVersion", "")}, printed=[obj])
                 headers = False
             await resp.write((json.dumps({"type": type_, "object": payload}, separators=(",", ":")) + "\n").encode())
 
@@ -858,7 +879,11 @@ class KubeAPIServer:
         try:
             if not await emit(text):
                 return resp
-            tail_seen = lines[-200:]
+            # Traffic lines exist once their log window closes, after the clock passed them:
+            # re-read FOLLOW_LAG_S behind the last read and send only lines not sent yet.
+            recent: deque[str] = deque(lines[-FOLLOW_MEMORY:], maxlen=FOLLOW_MEMORY)
+            seen = set(recent)
+            floor = read_at  # what the first read left out (tailLines, sinceSeconds) stays out
             while request.transport is not None and not request.transport.is_closing():
                 await self._changed(POLL_S)
                 if self.substrate.now == read_at:
@@ -868,17 +893,22 @@ class KubeAPIServer:
                 if current is None or (current.get("metadata") or {}).get("uid") != uid:
                     break
                 try:
-                    new, read_at_next = await loop.run_in_executor(None, read, read_at, None)
+                    new, read_at_next = await loop.run_in_executor(None, read, max(floor, read_at - FOLLOW_LAG_S),
+                                                                    None)
                 except SubstrateError:
                     break
-                overlap = next((k for k in range(min(len(new), len(tail_seen)), 0, -1)
-                                if new[:k] == tail_seen[-k:]), 0)
-                fresh = new[overlap:]
                 read_at = read_at_next
-                if fresh:
-                    tail_seen = (tail_seen + fresh)[-200:]
-                    if not await emit("".join(line + "\n" for line in fresh)):
-                        break
+                fresh = []
+                for line in new:
+                    if line in seen:
+                        continue
+                    fresh.append(line)
+                    if len(recent) == FOLLOW_MEMORY:
+                        seen.discard(recent[0])
+                    recent.append(line)
+                    seen.add(line)
+                if fresh and not await emit("".join(line + "\n" for line in fresh)):
+                    break
             await resp.write_eof()
         except (ConnectionResetError, ConnectionError):
             pass

@@ -82,7 +82,7 @@ RESOURCES: tuple[ServedResource, ...] = (
     ServedResource("ReplicaSet", "replicasets", "apps", "v1", True, "ReplicaSet", ("rs",), ("all",)),
     ServedResource("StatefulSet", "statefulsets", "apps", "v1", True, "StatefulSet", ("sts",), ("all",),
                    writes=("patch",), subresources=(_SCALE,)),
-    ServedResource("Event", "events", "events.k8s.io", "v1", True, "Event", ("ev",)),
+    ServedResource("Event", "events", "events.k8s.io", "v1", True, "Event"),
     ServedResource("EndpointSlice", "endpointslices", "discovery.k8s.io", "v1", True, "EndpointSlice"),
     ServedResource("PodMetrics", "pods", METRICS_GROUP, "v1beta1", True, ""),
     ServedResource("NodeMetrics", "nodes", METRICS_GROUP, "v1beta1", False, ""),

@@ -62,11 +62,14 @@ def partial_metadata(obj: Mapping[str, Any]) -> Obj:
             "metadata": dict(obj.get("metadata") or {})}
 
 
-def row(kind: str, obj: Mapping[str, Any], now: datetime, include: str = "Metadata") -> Obj:
+def row(kind: str, obj: Mapping[str, Any], now: datetime, include: str = "Metadata",
+        printed: Mapping[str, Any] | None = None) -> Obj:
     """One ``TableRow``: the cells for ``obj`` at the server's time ``now`` and, per ``include``
-    (``Metadata``, ``Object`` or ``None``), its object."""
+    (``Metadata``, ``Object`` or ``None``), its object. ``printed`` is the form the printer
+    reads when it differs from the served one (an events.k8s.io/v1 Event is printed from its
+    core/v1 form, as the server converts to the internal version first)."""
     try:
-        cells: list[Any] = table_cells(kind, obj, now)
+        cells: list[Any] = table_cells(kind, printed if printed is not None else obj, now)
     except ValueError:
         meta = obj.get("metadata") or {}
         cells = [meta.get("name", ""), meta.get("creationTimestamp")]
@@ -79,13 +82,16 @@ def row(kind: str, obj: Mapping[str, Any], now: datetime, include: str = "Metada
 
 
 def table(kind: str, objs: Sequence[Mapping[str, Any]], now: datetime, *, include: str = "Metadata",
-          list_meta: Mapping[str, Any] | None = None, headers: bool = True) -> Obj:
+          list_meta: Mapping[str, Any] | None = None, headers: bool = True,
+          printed: Sequence[Mapping[str, Any]] | None = None) -> Obj:
     """A ``Table`` of ``objs`` (all of one kind), with ``list_meta`` as its ``metadata``
     (``resourceVersion``, ``continue``, ``remainingItemCount``); ``headers=False`` leaves the
-    column definitions out (watch events after the first, as the server sends them)."""
+    column definitions out (watch events after the first, as the server sends them); ``printed``, when given, is
+    ``objs`` in the form the printer reads (see :func:`row`)."""
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": dict(list_meta or {}),
             "columnDefinitions": column_definitions(kind) if headers else None,
-            "rows": [row(kind, o, now, include) for o in objs]}
+            "rows": [row(kind, o, now, include, printed[i] if printed is not None else None)
+                     for i, o in enumerate(objs)]}
 
 
 __all__ = ["column_definitions", "partial_metadata", "row", "table"]

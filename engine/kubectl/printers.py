@@ -49,7 +49,7 @@ from engine.kubectl.common import (
     spec_of,
     status_of,
 )
-from engine.kubectl.gofmt import go_json, human_duration, parse_time, since, tabwrite
+from engine.kubectl.gofmt import go_json, go_sort, human_duration, parse_time, since, tabwrite
 from engine.kubectl.quantity import Quantity
 
 OUTPUTS = ("table", "wide", "yaml", "json", "name")
@@ -464,8 +464,8 @@ def get(
             names the namespace in ``No resources found in NS namespace.`` (default:
             the objects' namespace, else ``default``).
         all_namespaces: ``-A``: every namespace, with a NAMESPACE column.
-        sort_by: ``--sort-by`` with a simple field path (``.lastTimestamp``); stable, missing
-            values first.
+        sort_by: ``--sort-by`` with a simple field path (``.lastTimestamp``); missing values
+            first, ties ordered as Go's unstable ``sort.Sort`` leaves them (as kubectl does).
         list_meta: extra ``metadata`` of the ``-o json|yaml`` List (a page's ``continue`` and
             ``remainingItemCount``, as a chunked API list carries them).
 
@@ -501,7 +501,9 @@ def get(
     terms = parse_field_selector(field_selector)
     items = [o for o in items if labels_match(meta_of(o).get("labels"), reqs) and fields_match(o, terms)]
     if sort_by:
-        items.sort(key=lambda o: _sort_value(o, sort_by))
+        # kubectl's TableSorter/RuntimeSort: Go's unstable sort.Sort, so ties land where pdqsort puts them.
+        keys = {id(o): _sort_value(o, sort_by) for o in items}
+        go_sort(items, lambda a, b: keys[id(a)] < keys[id(b)])
     if output == "name":
         return "".join(_name_line(res.kind, o) + "\n" for o in items)
     if output in ("json", "yaml"):
