@@ -31,7 +31,7 @@ from engine.kubectl import printers as K
 from engine.sim.effects import Effect
 from engine.sim.k8s import EPOCH
 from engine.sim.simulator import Simulator
-from tests.test_kubectl import find_kubectl
+from tests.test_kubectl import StaticSubstrate, find_kubectl
 
 NS = "online-boutique"
 TOKEN = "s3cret-token"
@@ -489,7 +489,8 @@ def test_auth_and_discovery(raw: Callable[..., Any], live: Cluster) -> None:
     scale = next(r for r in body["resources"] if r["name"] == "deployments/scale")
     assert scale["group"] == "autoscaling" and scale["verbs"] == ["get", "patch", "update"]
     status, body = raw("GET", "/apis")
-    assert [g["name"] for g in body["groups"]] == ["apps", "events.k8s.io", "discovery.k8s.io", "metrics.k8s.io"]
+    assert [g["name"] for g in body["groups"]] == ["apps", "events.k8s.io", "discovery.k8s.io", "coordination.k8s.io",
+                                                     "metrics.k8s.io"]
     live.api.mutator = None
     status, body = raw("GET", "/api/v1")
     assert {v for r in body["resources"] if "/" not in r["name"] for v in r["verbs"]} == {"get", "list", "watch"}
@@ -609,31 +610,6 @@ def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: 
                                    "generator is the harness's")
     proc = live.run("scale", "deployment/frontend", "--replicas=-1")
     assert proc.returncode != 0
-
-
-# ----------------------------------------------------------------- a static substrate (for test_kubectl)
-
-
-class StaticSubstrate:
-    """Just what KubeAPIServer reads of a substrate, over fixed objects (kind -> API dicts)."""
-
-    def __init__(self, objects: Mapping[str, list[dict[str, Any]]], now: float = 0.0) -> None:
-        self._objects = {k: [dict(o) for o in v] for k, v in objects.items()}
-        self.now = now
-
-    def objects(self, kind: str) -> list[dict[str, Any]]:
-        return [dict(o) for o in self._objects.get(kind, [])]
-
-    def events(self, since: float | None = None) -> list[dict[str, Any]]:
-        return self.objects("Event")
-
-    def scrape(self) -> list[Any]:
-        return []
-
-    def logs(self, pod: str, **kw: Any) -> list[str]:
-        from engine.substrate import SubstrateError
-
-        raise SubstrateError(f'pods "{pod}" not found')
 
 
 def test_time_anchor_moves_every_timestamp(tmp_path: Path) -> None:

