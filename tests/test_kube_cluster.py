@@ -354,11 +354,11 @@ def _get(kubeconfig: Path, path: str) -> tuple[int, dict[str, str]]:
 
 @pytest.mark.skipif(not KUBECTL.exists(), reason="the pinned kubectl is not installed in the venv")
 def test_marathon_cluster_process(tmp_path: Path) -> None:
-    """`marathon cluster` as a user runs it: kubeconfig, clock, kubectl reads and a catalog image rollout, the
-    probe proxy, /metrics, and a clean stop on SIGINT."""
+    """`marathon cluster` as a user runs it: kubeconfig, the held clock started, kubectl reads and a catalog
+    image rollout, the probe proxy, /metrics, and a clean stop on SIGINT."""
     kubeconfig = tmp_path / "kc" / "kubeconfig"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "cluster", "--app", APP, "--speed", "20",
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "cluster", "--app", APP, "--speed", "20", "--hold",
                              "--port", "0", "--metrics-port", "0", "--kubeconfig", str(kubeconfig), "--seed", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
@@ -374,8 +374,14 @@ def test_marathon_cluster_process(tmp_path: Path) -> None:
             assert out.returncode == 0, out.stderr
             return dict(json.loads(out.stdout))
 
-        first = clock()
-        assert first["speed"] == 20 and first["held"] is False
+        held = clock()
+        assert held["speed"] == 20 and held["held"] is True and held["now"] == 0
+        time.sleep(1.0)
+        assert clock()["now"] == 0
+        started = _kubectl(kubeconfig, "create", "--raw", "/marathon/v1/clock/start", "-f", os.devnull)
+        assert started.returncode == 0, started.stderr
+        first = json.loads(started.stdout)
+        assert first["held"] is False and first["now"] < 5
         _wait(lambda: clock()["now"] >= first["now"] + 20, 20, "the clock to advance")
 
         pods = _kubectl(kubeconfig, "get", "pods", "-o", "wide")
@@ -388,13 +394,13 @@ def test_marathon_cluster_process(tmp_path: Path) -> None:
         out = _kubectl(kubeconfig, "set", "image", f"deployment/{spec.target}", f"{container}={image}")
         assert out.returncode == 0, out.stderr
 
-        def rolled_out() -> bool:
+        def rolled_out(to: str) -> bool:
             got = _kubectl(kubeconfig, "get", "pods", "-l", f"app={spec.target}", "-o",
                            "jsonpath={range .items[*]}{.spec.containers[0].image} {.status.phase}{'\\n'}{end}")
             lines = [line.split() for line in got.stdout.splitlines() if line.strip()]
-            return bool(lines) and all(line[0] == image and line[1] == "Running" for line in lines)
+            return bool(lines) and all(line[0] == to and line[1] == "Running" for line in lines)
 
-        _wait(rolled_out, 40, "the catalog image to roll out")
+        _wait(lambda: rolled_out(image), 40, "the catalog image to roll out")
         assert spec.probe.route is not None and spec.probe.attributes
         route = next(r for r in load_app(APP).routes if r.name == spec.probe.route)
         query = "&".join(f"{k}={v}" for k, v in spec.probe.attributes.items())
@@ -409,6 +415,12 @@ def test_marathon_cluster_process(tmp_path: Path) -> None:
         assert _get(kubeconfig, f"/api/v1/namespaces/{NAMESPACE}/services/frontend/proxy/no/such/path")[0] == 404
         history = _kubectl(kubeconfig, "rollout", "history", f"deployment/{spec.target}")
         assert history.returncode == 0 and "2" in history.stdout, history.stderr
+        undo = _kubectl(kubeconfig, "rollout", "undo", f"deployment/{spec.target}")
+        assert undo.returncode == 0, undo.stderr
+        _wait(lambda: rolled_out(load_app(APP).service(spec.target).image), 40, "the rollback")
+        status, headers = _get(kubeconfig, f"/api/v1/namespaces/{NAMESPACE}/services/{spec.target}/proxy"
+                                           f"{route.path}?{query}")
+        assert float(headers["X-Marathon-Success"]) > 0.99
 
         with urllib.request.urlopen(f"http://{metrics.split('//', 1)[-1].split('/')[0]}/metrics", timeout=10) as r:
             assert b"kube_deployment_spec_replicas" in r.read()

@@ -77,6 +77,7 @@ from engine.sim.k8s import (
     ReplicaSet,
     ServiceObject,
     Workload,
+    container_spec,
     encode_hash,
     timestamp,
     unix_time,
@@ -1706,12 +1707,16 @@ class Cluster:
                 "annotations": {"deployment.kubernetes.io/revision": str(rs.revision),
                                 **({"kubernetes.io/change-cause": rs.template.change_cause}
                                    if rs.template.change_cause else {})},
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": wl.name,
-                                     "controller": True}],
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": wl.name, "uid": wl.uid,
+                                     "controller": True, "blockOwnerDeletion": True}],
                 "creationTimestamp": timestamp(rs.created_t),
             },
-            "spec": {"replicas": rs.replicas, "template": {"spec": {"containers": [
-                {"name": wl.container, "image": rs.template.image}]}}},
+            # The whole pod template, as the ReplicaSet controller copies it from the Deployment
+            # (``kubectl rollout undo`` patches it back onto the Deployment).
+            "spec": {"replicas": rs.replicas,
+                     "selector": {"matchLabels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
+                     "template": {"metadata": {"labels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
+                                  "spec": {"containers": [container_spec(wl.container, rs.template, wl.port)]}}},
             "status": {
                 "replicas": len(pods),
                 "readyReplicas": sum(1 for p in pods if p.ready),
