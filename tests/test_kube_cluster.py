@@ -458,4 +458,12 @@ def test_proxy_model_equals_the_embedded_probe(cluster: tuple[Simulator, SimWorl
     call = world.model_request("cartservice", op.name.split(" ", 1)[-1], {})
     assert call is not None and call.what == f"cartservice {op.name}" and call.status == 200
     assert world.model_request("cartservice", "/no/such/path", {}) is None
+    # path parameters are any one segment; the method picks between routes of one path
+    product = world.model_request("frontend", "/product/OLJCESPC7Z", {})
+    assert product is not None and product.what == "route browse-product"
+    assert world.model_request("frontend", "/product/a/b", {}) is None
+    posted = world.model_request("frontend", "/cart", {}, method="POST")
+    got = world.model_request("frontend", "/cart", {})
+    assert posted is not None and got is not None
+    assert (posted.what, got.what) == ("route add-to-cart", "route view-cart")
     assert world.model_request("nope", "/", {}) is None

@@ -123,6 +123,8 @@ class SimulatedCluster:
         self.api = KubeAPIServer(self.sim, lock=self.lock, mutator=self.mutator, token=self.token, user="admin",
                                  proxy=self.proxy, extra_routes=self._routes(), epoch=EPOCH, anchor_wall_clock=True,
                                  chaos=True, tls=self.tls)
+        with self.lock:  # the objects as they are at start, before the first advance observes them
+            self.api.observe()
         self.live.start()
         try:
             self.url = self.api.start(self.host, self.port)
@@ -207,7 +209,7 @@ class SimulatedCluster:
                       "message": f'services "{service}" not found', "reason": "NotFound",
                       "details": {"name": service, "kind": "services"}, "code": 404}
             return 404, {"Content-Type": "application/json"}, json.dumps(status).encode()
-        answer = self.world.model_request(service, path, query)
+        answer = self.world.model_request(service, path, query, method)
         if answer is None:
             return 404, {"Content-Type": "text/plain; charset=utf-8"}, b"404 page not found\n"
         headers = {"Content-Type": "application/json", "Server-Timing": f"app;dur={answer.latency_ms:.1f}",

@@ -141,6 +141,13 @@ class ProxyAnswer:
     what: str
 
 
+def _path_matches(template: str, path: str) -> bool:
+    """Whether request path ``path`` (without its leading ``/``) is route path ``template``
+    with each ``{parameter}`` one segment (or the literal ``{parameter}``)."""
+    pattern = re.sub(r"\\\{[^/]*?\\\}", "[^/]+", re.escape(template.strip("/")))
+    return re.fullmatch(pattern, path) is not None
+
+
 def _op_path(operation: str) -> str:
     """An operation's proxy path: ``GET /cart`` -> ``cart``; ``/pkg.Svc/Method`` -> ``pkg.Svc/Method``."""
     return operation.split(" ", 1)[-1].lstrip("/")
@@ -516,9 +523,15 @@ class SimWorld:
 
     # ----------------------------------------------------------------- requests (the service proxy)
 
-    def model_request(self, service: str, path: str, attributes: Mapping[str, str]) -> ProxyAnswer | None:
-        """The simulator's model of ``GET <path>`` on ``service`` with request attributes
+    def model_request(self, service: str, path: str, attributes: Mapping[str, str],
+                      method: str = "GET") -> ProxyAnswer | None:
+        """The simulator's model of ``<method> <path>`` on ``service`` with request attributes
         ``attributes`` (the query), or None when the service serves no such path.
+
+        A path matches a route's path with its ``{parameters}`` as any one segment
+        (``/product/OLJCESPC7Z`` or ``/product/{id}`` itself); of two routes with the same path
+        (``GET /cart``, ``POST /cart``) the one with the request's method is meant, else the
+        first.
 
         * an entry route's path on its entry service: the user request along the route (what
           :func:`engine.sim.probes.evaluate_probe` judges for a route probe);
@@ -539,9 +552,9 @@ class SimWorld:
         attrs = {str(k): str(v) for k, v in attributes.items()}
         outcome = None
         what = ""
-        for route in app.routes:
-            if route.path.strip("/") != want:
-                continue
+        matching = [r for r in app.routes if _path_matches(r.path, want)]
+        matching.sort(key=lambda r: r.method.upper() != method.upper())  # stable: file order otherwise
+        for route in matching:
             if route.entry.service == service:
                 outcome, what = self.sim.probe_route(route.name, attrs), f"route {route.name}"
                 break
