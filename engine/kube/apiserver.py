@@ -310,7 +310,7 @@ class KubeAPIServer:
                  token: str | Mapping[str, str] | None = None, user: str = "admin", proxy: ProxyCall | None = None,
                  extra_routes: Sequence[tuple[str, str, Handler]] = (), epoch: datetime | None = None,
                  anchor_wall_clock: bool = False, chaos: bool = False, tls: bool = True,
-                 git_version: str = "v1.33.4") -> None:
+                 git_version: str = "v1.36.2") -> None:
         self.substrate = substrate
         self.lock = lock
         self.mutator = mutator
