@@ -496,7 +496,7 @@ def test_auth_and_discovery(raw: Callable[..., Any], live: Cluster) -> None:
     assert scale["group"] == "autoscaling" and scale["verbs"] == ["get", "patch", "update"]
     status, body = raw("GET", "/apis")
     assert [g["name"] for g in body["groups"]] == ["apps", "events.k8s.io", "discovery.k8s.io", "coordination.k8s.io",
-                                                     "metrics.k8s.io"]
+                                                     "metrics.k8s.io", "authorization.k8s.io"]
     live.api.mutator = None
     status, body = raw("GET", "/api/v1")
     assert {v for r in body["resources"] if "/" not in r["name"] for v in r["verbs"]} == {"get", "list", "watch"}
@@ -546,6 +546,10 @@ def test_list_watch_resource_versions_bookmarks_and_tables(raw: Callable[..., An
         ("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0), ("IP", 1), ("Node", 1),
         ("Nominated Node", 1), ("Readiness Gates", 1)]
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    status, partial = raw("GET", "/api/v1/namespaces/online-boutique/pods", headers={
+        "Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"})
+    assert partial["kind"] == "PartialObjectMetadataList" and "spec" not in partial["items"][0]
+    assert [i["metadata"]["name"] for i in partial["items"]] == [p["metadata"]["name"] for p in live.api.objects("Pod")]
     status, table = raw("GET", "/api/v1/namespaces/online-boutique/pods",
                         params={"includeObject": "Object"},
                         headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
@@ -616,6 +620,11 @@ def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: 
                                    "generator is the harness's")
     proc = live.run("scale", "deployment/frontend", "--replicas=-1")
     assert proc.returncode != 0
+    # kubectl auth can-i (a protobuf SelfSubjectAccessReview): routed writes yes, others no.
+    assert live.ok("auth", "can-i", "delete", "pods").strip() == "yes"
+    assert live.ok("auth", "can-i", "patch", "deployments/scale").strip() == "yes"
+    proc = live.run("auth", "can-i", "create", "deployments")
+    assert (proc.returncode, proc.stdout.strip()) == (1, "no - this API does not accept that write")
     # A replace carrying a stale resourceVersion: 409 Conflict, as the real server words it.
     call = http(live.api)
     status, deploy = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/frontend")
