@@ -607,6 +607,11 @@ def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: 
     assert out.strip() == "deployment.apps/frontend patched"
     kind, change, req = mutator.calls[-1]
     assert change.replicas == 2 and req.incident == "INC-7"
+    live.ok("patch", "deployment", "frontend", "--type=merge", "-p", '{"spec":{"replicas":3}}')
+    assert mutator.calls[-1][2].incident is None  # kubectl's default field manager is no incident
+    live.ok("patch", "deployment", "frontend", "--type=merge", "--field-manager=INC-8", "-p",
+            '{"spec":{"replicas":2}}')
+    assert mutator.calls[-1][2].incident == "INC-8"
     victim = next(p for p in live.api.objects("Pod") if _app_of(p) == "cartservice")["metadata"]["name"]
     out = live.ok("delete", "pod", victim, "--wait=false")
     assert out.strip() == f'pod "{victim}" deleted from {NS} namespace'

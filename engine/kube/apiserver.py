@@ -1077,7 +1077,14 @@ class KubeAPIServer:
         return bytes(data)
 
     def _requester(self, request: web.Request, user: str, body: bytes) -> Requester:
-        incident = request.headers.get("Impersonate-User") or request.query.get("fieldManager") or None
+        """Who sent a write: the token's user; the incident from ``Impersonate-User``
+        (``kubectl --as``), else the ``fieldManager`` parameter (``--field-manager``; kubectl's
+        defaults ``kubectl`` and ``kubectl-<command>`` name none), else the
+        ``sre-marathon.io/incident`` annotation in the body."""
+        manager = request.query.get("fieldManager") or ""
+        if manager == "kubectl" or manager.startswith("kubectl-"):
+            manager = ""  # kubectl's own default managers (kubectl-set, kubectl-rollout...) name no incident
+        incident = request.headers.get("Impersonate-User") or manager or None
         if incident is None:
             incident = _annotation_in(body)
         return Requester(user=user, incident=incident, method=request.method, path=request.path_qs,
@@ -1137,12 +1144,18 @@ class KubeAPIServer:
             if not change.empty:
                 await self._locked(lambda: mutator.change_deployment(change, req))
         elif res.plural == "statefulsets":
-            others = _differences(before, after_obj, ignore=("spec.replicas",))
-            if others:
-                raise _invalid(res, name, others)
-            replicas = (after_obj.get("spec") or {}).get("replicas")
-            if replicas != (before.get("spec") or {}).get("replicas"):
-                n = _replicas(res, name, replicas)
+            checked = getattr(_patching(), "statefulset_change", None)
+            if checked is not None:
+                new_replicas: int | None = checked(before, after_obj)
+            else:
+                others = _differences(before, after_obj, ignore=("spec.replicas",))
+                if others:
+                    raise _invalid(res, name, others)
+                replicas = (after_obj.get("spec") or {}).get("replicas")
+                new_replicas = None if replicas == (before.get("spec") or {}).get("replicas") else \
+                    _replicas(res, name, replicas)
+            if new_replicas is not None:
+                n = new_replicas
                 await self._locked(lambda: mutator.scale_statefulset(name, n, req))
         elif res.plural == "services":
             patching = _patching()
@@ -1177,7 +1190,12 @@ class KubeAPIServer:
         req = self._requester(request, user, body)
         scale_res = ServedResource("Scale", f"{res.plural}", res.group, res.version, True, "")
         new_scale = _updated(scale, request.method, request.headers.get("Content-Type", ""), body, scale_res, name)
-        replicas = _replicas(res, name, (new_scale.get("spec") or {}).get("replicas"))
+        checked = getattr(_patching(), "scale_change", None) if request.method == "PATCH" else None
+        if checked is not None:
+            changed: int | None = checked(scale, new_scale)
+            replicas = scale["spec"]["replicas"] if changed is None else changed
+        else:
+            replicas = _replicas(res, name, (new_scale.get("spec") or {}).get("replicas"))
         if replicas != scale["spec"]["replicas"]:
             if res.plural == "deployments":
                 from engine.kube.protocol import DeploymentChange
