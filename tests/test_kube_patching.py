@@ -325,10 +325,10 @@ def test_strategic_directives() -> None:
     # $setElementOrder reorders (kubectl lists every element); an element only the server has keeps its place
     names = [n for n, _ in env(deploy)]
     order = json.dumps([{"name": n} for n in reversed(names)])
-    out = smp('"containers":[{"name":"server","$setElementOrder/env":%s,"env":[]}]' % order)
+    out = smp('"containers":[{"name":"server","$setElementOrder/env":' + order + ',"env":[]}]')
     assert [n for n, _ in env(out)] == names[::-1]
     order = json.dumps([{"name": n} for n in reversed(names[1:])])
-    out = smp('"containers":[{"name":"server","$setElementOrder/env":%s,"env":[]}]' % order)
+    out = smp('"containers":[{"name":"server","$setElementOrder/env":' + order + ',"env":[]}]')
     assert [n for n, _ in env(out)] == [names[0], *names[:0:-1]]
     # $retainKeys drops what is not retained (DeploymentSpec.Strategy is retainKeys)
     out = apply_patch(deploy, STRATEGIC_MERGE_PATCH,
