@@ -22,7 +22,9 @@ from engine.kube.patching import (
     apply_patch,
     deployment_change,
     node_change,
+    scale_change,
     service_change,
+    statefulset_change,
 )
 from engine.kube.protocol import KEEP, ApiError
 from engine.kubectl.apiobjects import served
@@ -157,7 +159,23 @@ def test_scale_subresource_patch() -> None:
     scale = {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": {"name": "frontend"},
              "spec": {"replicas": 2}}
     req = fx["requests"][0]
-    assert apply_patch(scale, req["content_type"], req["body"])["spec"]["replicas"] == 3
+    after = apply_patch(scale, req["content_type"], req["body"])
+    assert after["spec"]["replicas"] == 3 and scale_change(scale, after) == 3
+    assert scale_change(scale, scale) is None
+    with pytest.raises(ApiError) as err:
+        scale_change(scale, apply_patch(scale, MERGE_PATCH, '{"spec":{"replicas":"3"}}'))
+    assert err.value.message == ('Scale.autoscaling "frontend" is invalid: spec.replicas: Invalid value: "3": '
+                                 "must be an integer")
+
+
+def test_statefulset_scales_and_nothing_else() -> None:
+    _, deploy, _ = applied("set_image")
+    sts = served({**copy.deepcopy(deploy), "kind": "StatefulSet"})
+    assert statefulset_change(sts, apply_patch(sts, STRATEGIC_MERGE_PATCH, '{"spec":{"replicas":5}}')) == 5
+    assert statefulset_change(sts, apply_patch(sts, MERGE_PATCH, '{"metadata":{"labels":{"a":"b"}}}')) is None
+    with pytest.raises(ApiError) as err:
+        statefulset_change(sts, apply_patch(sts, STRATEGIC_MERGE_PATCH, fixture("set_image")["requests"][0]["body"]))
+    assert err.value.details["causes"][0]["field"] == "spec.template"
 
 
 def test_node_cordon_uncordon_taint() -> None:
@@ -277,14 +295,17 @@ def test_json_patch_failures_are_422(ops: list[dict[str, Any]]) -> None:
     with pytest.raises(ApiError) as err:
         apply_patch(DOC, JSON_PATCH, json.dumps(ops))
     assert (err.value.code, err.value.reason) == (422, "Invalid")
+    # as a v1.37 server answers: the same message and empty details whatever went wrong
     assert err.value.message == "the server rejected our request due to an error in our request"
-    assert err.value.details["causes"][0]["reason"] == "UnexpectedServerResponse"
+    assert err.value.status() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                  "message": "the server rejected our request due to an error in our request",
+                                  "reason": "Invalid", "code": 422}
 
 
 def test_failed_test_is_worded_as_the_apiserver() -> None:
     with pytest.raises(ApiError) as err:
         apply_patch(DOC, JSON_PATCH, '[{"op":"test","path":"/spec/a~1b","value":2}]')
-    assert err.value.details["causes"][0]["message"] == "testing value /spec/a~1b failed: test failed"
+    assert err.value.__notes__ == ["testing value /spec/a~1b failed: test failed"]
 
 
 def test_merge_patch_rfc7386() -> None:
@@ -357,6 +378,7 @@ def test_errors_and_refusals() -> None:
             (STRATEGIC_MERGE_PATCH, "{not json", 400, "BadRequest"),
             (STRATEGIC_MERGE_PATCH, "[1]", 400, "BadRequest"),
             (MERGE_PATCH, '{"a": NaN}', 400, "BadRequest"),
+            (MERGE_PATCH, '{"a": 1e400}', 400, "BadRequest"),
             (MERGE_PATCH, b"\xff\xfe", 400, "BadRequest"),
             (JSON_PATCH, "{}", 400, "BadRequest"),
             (MERGE_PATCH, '{"metadata":{"name":"other"}}', 400, "BadRequest"),
@@ -414,6 +436,14 @@ def test_deployment_change_validation() -> None:
     probe = change(c % '"readinessProbe":{"$patch":"replace","tcpSocket":{"port":8080},"periodSeconds":5}')
     assert probe.readiness_probe == Probe(type="tcp", port=8080, period_s=5) and probe.liveness_probe == KEEP
     assert change(c % '"readinessProbe":null').readiness_probe is None
+    named = change(c % '"ports":[{"containerPort":9090,"name":"admin"}],"livenessProbe":{"httpGet":{"port":"admin"}}')
+    assert named.liveness_probe == Probe(type="http", port=9090, path="/_healthz", initial_delay_s=10)
+    assert named.other == ("spec.template.spec.containers[0].ports",)
+    # the same port by name: the probe is unchanged where the model looks, so it is some other change
+    same = change(c % '"ports":[{"containerPort":8080,"name":"http"}],"livenessProbe":{"httpGet":{"port":"http"}}')
+    assert same.liveness_probe == KEEP and "spec.template.spec.containers[0].livenessProbe" in same.other
+    with pytest.raises(ApiError):
+        change(c % '"livenessProbe":{"httpGet":{"port":"8080"}}')  # a port name must have a letter
     ref = change(c % '"env":[{"name":"SECRET","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}]')
     assert ref.env == {} and ref.other == ("spec.template.spec.containers[0].env[SECRET]",)
     assert change('{"spec":{"template":{"spec":{"nodeSelector":{"zone":"a"}}}}}').other == (

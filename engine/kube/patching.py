@@ -88,10 +88,17 @@ def _bad_request(message: str) -> ApiError:
 
 
 def _unprocessable(message: str) -> ApiError:
-    # errors.NewGenericServerResponse(422, ...): what patch.go returns when a JSON patch does
-    # not apply; kubectl prints "The request is invalid: the server rejected our request ...".
-    return ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
-                    {"causes": [{"reason": "UnexpectedServerResponse", "message": message}]})
+    """What patch.go returns when a JSON patch does not apply (``NewGenericServerResponse(422...)``).
+
+    A real v1.37 server answers a failed ``test``, a missing path and a bad index alike, with
+    empty ``details``, and kubectl prints ``The request is invalid: the server rejected our
+    request due to an error in our request``. The reason (json-patch's wording, e.g. ``testing
+    value /spec/replicas failed: test failed``) is kept as a note on the exception, for logs
+    and tests, and is not sent.
+    """
+    error = ApiError(422, "Invalid", "the server rejected our request due to an error in our request")
+    error.add_note(message)
+    return error
 
 
 def _go_value(value: Any) -> str:
@@ -173,6 +180,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid character '{name[0]}' looking for beginning of value")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # Go: "cannot unmarshal number 1e400 into Go value of type float64"
+        raise ValueError(f"cannot unmarshal number {text} into Go value of type float64")
+    return value
+
+
 def _depth(value: Any, limit: int) -> int:
     """Nesting depth of a JSON value, iteratively; stops counting past ``limit``."""
     deepest = 0
@@ -196,7 +210,7 @@ def decode_json(body: bytes | str) -> Any:
     """
     try:
         text = body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else str(body)
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except UnicodeDecodeError as exc:
         raise _bad_request(f"invalid character in request body: {exc}") from None
     except RecursionError:
@@ -556,7 +570,8 @@ _TYPES: dict[str, dict[str, _Field]] = {
     "NodeStatus": {"conditions": _merge_by("type"), "addresses": _merge_by("type")},
     "": {},
 }
-_ROOTS = {kind: kind for kind in ("Deployment", "ReplicaSet", "StatefulSet", "Pod", "Service", "Node")}
+_TYPES["Scale"] = {}
+_ROOTS = {kind: kind for kind in ("Deployment", "ReplicaSet", "StatefulSet", "Pod", "Service", "Node", "Scale")}
 """Kinds a strategic merge patch applies to (the kinds with a Go type here)."""
 
 _DIRECTIVE = "$patch"
@@ -964,8 +979,10 @@ def _probe(raw: Any, container: Obj, path: str, errors: list[FieldError], livene
                                          raw_port))
                 return None
             raw_port = named[0]
-        elif isinstance(raw_port, str):
-            raw_port = int(raw_port[:6])
+        elif isinstance(raw_port, str):  # an IntOrString holding "8080" is a name, and not a valid one
+            errors.append(FieldError("Invalid", f"{path}.{handler}.port", "must contain at least one letter (a-z)",
+                                     raw_port))
+            return None
         port = _int_field(raw_port, f"{path}.{handler}.port", errors, 1)
         if port > 65535:
             errors.append(FieldError("Invalid", f"{path}.{handler}.port", "must be between 1 and 65535, inclusive",
@@ -1335,6 +1352,47 @@ def service_change(before: Mapping[str, Any], after: Mapping[str, Any]
     return selector, target
 
 
+def _replicas_only(kind: str, group: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> int | None:
+    name = str(_dig(after, "metadata", "name") or _dig(before, "metadata", "name") or "")
+    spec_b, spec_a = _as_dict(before.get("spec")), after.get("spec")
+    if not isinstance(spec_a, dict):
+        raise invalid(kind, group, name, [FieldError("Required", "spec", "must be an object")])
+    errors: list[FieldError] = []
+    replicas: int | None = None
+    rep_b, rep_a = spec_b.get("replicas", 1), spec_a.get("replicas", 1)
+    if not _json_equal(rep_b, rep_a):
+        replicas = _int_field(rep_a, "spec.replicas", errors, 0)
+    # a StatefulSet's template is compared as is: before and after are both in served form
+    for path in _diff_keys(spec_b, spec_a, "spec", skip=("replicas",)):
+        errors.append(FieldError("Forbidden", path, "the simulated cluster does not model this change"))
+    if errors:
+        raise invalid(kind, group, name, errors)
+    return replicas
+
+
+def statefulset_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> int | None:
+    """The new ``spec.replicas`` of a patched StatefulSet (``kubectl scale sts``), None when unchanged.
+
+    Labels, annotations and ``status`` are not changes.
+
+    Raises:
+        ApiError: 422 Invalid for replicas that are not a non-negative integer, and for any
+        other change to ``spec`` (the simulated cluster only scales StatefulSets).
+    """
+    return _replicas_only("StatefulSet", "apps", before, after)
+
+
+def scale_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> int | None:
+    """The new ``spec.replicas`` of a patched ``autoscaling/v1`` Scale (the ``deployments/scale``
+    and ``statefulsets/scale`` subresources ``kubectl scale`` patches), None when unchanged.
+
+    Raises:
+        ApiError: 422 Invalid for replicas that are not a non-negative integer, or another
+        change to the Scale's ``spec``.
+    """
+    return _replicas_only("Scale", "autoscaling", before, after)
+
+
 __all__ = [
     "APPLY_PATCH",
     "JSON_PATCH",
@@ -1349,6 +1407,8 @@ __all__ = [
     "deployment_change",
     "invalid",
     "node_change",
+    "scale_change",
     "service_change",
+    "statefulset_change",
     "unsupported_media_type",
 ]
