@@ -364,10 +364,15 @@ def test_strategic_directives() -> None:
     assert fin["metadata"]["finalizers"] == ["b", "c", "a"]
     fin = apply_patch(fin, STRATEGIC_MERGE_PATCH, '{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]}}')
     assert fin["metadata"]["finalizers"] == ["b", "c"]
-    # an element without its merge key
+    # an element without its merge key; $patch: merge, which the Go code does not take either
+    for bad in ('"containers":[{"image":"x"}]', '"containers":[{"name":"server","$patch":"merge"}]',
+                '"nodeSelector":{"$patch":"merge"}', '"containers":[{"name":"server","$patch":"nope"}]'):
+        with pytest.raises(ApiError) as err:
+            smp(bad)
+        assert err.value.code == 400, bad
     with pytest.raises(ApiError) as err:
-        smp('"containers":[{"image":"x"}]')
-    assert err.value.code == 400
+        smp('"containers":[[1]]')
+    assert err.value.code == 422  # mergepatch.ErrNoListOfLists
 
 
 def test_errors_and_refusals() -> None:
@@ -507,3 +512,48 @@ def test_fuzz_app_container_patches(inner: Any) -> None:
             deployment_change(fx["before"], apply_patch(fx["before"], ctype, body), fx["replicasets"])
         except ApiError as exc:
             assert exc.code in (400, 422)
+
+
+_ODD = [None, True, 0, -1, 1.5, "", "x", "-", [], {}, [1], {"a": 1}, {"$patch": "delete"}, {"$patch": "replace"},
+        [{"$patch": "replace"}], [{"name": "server"}], "100m", "lots", 10**30, [[1]], {"name": 3}]
+_CAPTURED = sorted(p.stem for p in DATA.glob("*.json") if p.stem != "scale")
+
+
+def _mutate(rnd: Any, value: Any) -> Any:
+    """A captured body with some values swapped for odd ones and directives sprinkled in."""
+    if rnd.random() < 0.15:
+        return copy.deepcopy(rnd.choice(_ODD))
+    if isinstance(value, dict):
+        out = {k: _mutate(rnd, v) if rnd.random() < 0.3 else v for k, v in value.items() if rnd.random() > 0.05}
+        if rnd.random() < 0.1:
+            key = rnd.choice(["$retainKeys", "$setElementOrder/env", "$deleteFromPrimitiveList/env", "$patch", "image",
+                              "env", "ports"])
+            out[key] = copy.deepcopy(rnd.choice(_ODD))
+        return out
+    if isinstance(value, list):
+        out_list = [_mutate(rnd, v) if rnd.random() < 0.3 else v for v in value]
+        if out_list and rnd.random() < 0.1:
+            out_list.append(copy.deepcopy(out_list[0]))
+        return out_list
+    return value
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(_CAPTURED), rnd=st.randoms(use_true_random=False),
+       ctype=st.sampled_from([None, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]))
+def test_fuzz_mutated_kubectl_bodies(name: str, rnd: Any, ctype: str | None) -> None:
+    """kubectl's own bodies, mutated, reach deep into the merge and the diff: still only ApiError."""
+    fx = fixture(name)
+    req = fx["requests"][0]
+    before = fx["before"]
+    body = json.dumps(_mutate(rnd, json.loads(req["body"])))
+    try:
+        after = apply_patch(before, ctype or req["content_type"], body)
+        if before["kind"] == "Deployment":
+            deployment_change(before, after, fx["replicasets"])
+        elif before["kind"] == "Node":
+            node_change(before, after)
+        else:
+            service_change(before, after)
+    except ApiError as exc:
+        assert exc.code in (400, 413, 415, 422)

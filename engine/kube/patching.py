@@ -12,8 +12,12 @@ kubectl write (``scale``, ``set image``, ``set env``, ``set resources``, ``rollo
 * ``application/merge-patch+json`` -- RFC 7386;
 * ``application/strategic-merge-patch+json`` -- ``k8s.io/apimachinery/pkg/util/strategicpatch``
   with the server's options (``MergeParallelList``, ``IgnoreUnmatchedNulls``): lists merge by
-  the merge keys of the Go types, ``$patch: replace|delete`` (on maps and list elements),
-  ``$retainKeys``, ``$setElementOrder/<list>``, ``$deleteFromPrimitiveList/<list>``.
+  the merge keys of the Go types, ``$patch: replace|delete`` (on maps and list elements;
+  ``$patch: merge`` is refused, as ``handleDirectiveInMergeMap`` and
+  ``mergeSliceWithSpecialElements`` refuse it: "merging lists cannot yet be specified in the
+  patch"), ``$retainKeys``, ``$setElementOrder/<list>`` (the listed elements in that order;
+  an element only the server has keeps its place relative to the others, as
+  ``mergeSortedSlice`` places it), ``$deleteFromPrimitiveList/<list>``.
 
 The merge keys come from the struct tags of ``k8s.io/api`` (commit 10b39a39, 2026-07):
 ``core/v1/types.go`` ``PodSpec.Containers``/``InitContainers``/``EphemeralContainers``
@@ -605,7 +609,7 @@ def _smp_map(original: Any, patch: Obj, type_: str, depth: int) -> Obj:
         keep = set(retain)
         for k in patch:
             if not k.startswith("$") and k not in keep:
-                raise ApiError(422, "Invalid", "patch content doesn't match retainKeys list")
+                raise _unprocessable("patch content doesn't match retainKeys list")  # ErrPatchContentNotMatchRetainKeys
         for k in [k for k in result if k not in keep]:
             del result[k]
     for k in [k for k in patch if k.startswith(_DELETE_PRIMITIVE)]:
@@ -677,7 +681,7 @@ def _smp_list(original: list[Any], patch: list[Any], f: _Field, depth: int) -> l
     kinds = {"map" if isinstance(v, dict) else "list" if isinstance(v, list) else "scalar"
              for v in [*original, *patch]}
     if "list" in kinds:
-        raise ApiError(422, "Invalid", "lists of lists are not supported")
+        raise _unprocessable("lists of lists are not supported")  # mergepatch.ErrNoListOfLists
     if len(kinds) > 1:
         raise _bad_request("the list mixes objects and scalars: types don't match")
     if kinds == {"scalar"}:
