@@ -147,6 +147,29 @@ def test_json_and_merge_patch_from_kubectl_patch() -> None:
     assert deployment_change(before, after, fx["replicasets"]).env == {"PORT": "9090"}
 
 
+def test_client_side_apply_is_a_strategic_patch_and_server_side_apply_is_refused() -> None:
+    fx, before, after = applied("apply")
+    assert "kubectl.kubernetes.io/last-applied-configuration" in after["metadata"]["annotations"]
+    change = deployment_change(before, after, fx["replicasets"])
+    assert (change.image, change.env, change.other) == ("example.com/frontend:v3", {"LOG_LEVEL": "debug"}, ())
+    fx = fixture("apply_server_side")
+    req = fx["requests"][0]
+    assert req["content_type"] == "application/apply-patch+yaml"
+    with pytest.raises(ApiError) as err:
+        apply_patch(fx["before"], req["content_type"], req["body"])
+    assert (err.value.code, err.value.reason) == (415, "UnsupportedMediaType")
+
+
+def test_what_the_simulated_cluster_does_not_model_is_other() -> None:
+    fx, before, after = applied("rollout_pause")
+    assert deployment_change(before, after, fx["replicasets"]).other == ("spec.paused",)
+    fx, before, after = applied("set_env_from_secret")
+    assert container(after)["env"][-1] == {"name": "API_KEY", "valueFrom": {"secretKeyRef": {
+        "key": "API_KEY", "name": "frontend-secrets"}}}
+    change = deployment_change(before, after, fx["replicasets"])
+    assert (change.env, change.other) == ({}, ("spec.template.spec.containers[0].env[API_KEY]",))
+
+
 def test_label_and_annotate_are_not_changes() -> None:
     for name in ("label", "annotate"):
         fx, before, after = applied(name)
