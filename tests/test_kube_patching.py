@@ -170,6 +170,18 @@ def test_what_the_simulated_cluster_does_not_model_is_other() -> None:
     assert (change.env, change.other) == ({}, ("spec.template.spec.containers[0].env[API_KEY]",))
 
 
+def test_a_put_that_leaves_defaults_out_changes_nothing() -> None:
+    fx, before, _ = applied("set_image")
+    manifest = copy.deepcopy(before)
+    del manifest["spec"]["progressDeadlineSeconds"], manifest["spec"]["strategy"]
+    del container(manifest)["readinessProbe"]["httpGet"]["scheme"], container(manifest)["ports"][0]["protocol"]
+    assert deployment_change(before, manifest, fx["replicasets"]).empty
+    _, svc, _ = applied("patch_service_selector")
+    manifest = copy.deepcopy(svc)
+    del manifest["spec"]["ports"][0]["protocol"], manifest["spec"]["sessionAffinity"]
+    assert service_change(svc, manifest) == (None, None)
+
+
 def test_label_and_annotate_are_not_changes() -> None:
     for name in ("label", "annotate"):
         fx, before, after = applied(name)

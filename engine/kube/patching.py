@@ -1066,8 +1066,20 @@ def deployment_change(before: Mapping[str, Any], after: Mapping[str, Any],
     containers_a = _as_dict(template_a.get("spec")).get("containers")
     if not errors and not containers_a:
         errors.append(FieldError("Required", "spec.template.spec.containers", "must have at least one container"))
+    strategy = spec_a.get("strategy")
+    if strategy is not None and not isinstance(strategy, dict):
+        errors.append(FieldError("Invalid", "spec.strategy", "must be an object", strategy))
+    elif strategy is not None and strategy.get("rollingUpdate") is not None and not isinstance(
+            strategy["rollingUpdate"], dict):
+        errors.append(FieldError("Invalid", "spec.strategy.rollingUpdate", "must be an object",
+                                 strategy["rollingUpdate"]))
     if errors:
         raise invalid("Deployment", "apps", name, errors)
+    # The server defaults what it stores (SetDefaults_Deployment), so a PUT of a manifest that
+    # leaves a default out (progressDeadlineSeconds, a probe's scheme...) changes nothing there.
+    before, after = served({**before, "kind": "Deployment"}), served({**after, "kind": "Deployment"})
+    spec_b, spec_a = _as_dict(before.get("spec")), after["spec"]
+    template_a = spec_a["template"]
 
     replicas: int | None = None
     rep_b, rep_a = spec_b.get("replicas", 1), spec_a.get("replicas", 1)
@@ -1309,6 +1321,12 @@ def service_change(before: Mapping[str, Any], after: Mapping[str, Any]
     spec_b, spec_a = _as_dict(before.get("spec")), after.get("spec")
     if not isinstance(spec_a, dict):
         raise invalid("Service", "", name, [FieldError("Required", "spec", "must be an object")])
+    ports = spec_a.get("ports")
+    if ports is not None and (not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports)):
+        raise invalid("Service", "", name, [FieldError("Invalid", "spec.ports", "must be a list of objects", ports)])
+    # defaulted as the server stores it (SetDefaults_Service: protocol, targetPort, type...)
+    spec_b = _as_dict(served({**before, "kind": "Service"}).get("spec"))
+    spec_a = served({**after, "kind": "Service"})["spec"]
     selector: dict[str, str] | None = None
     sel_b, sel_a = spec_b.get("selector") or {}, spec_a.get("selector") or {}
     if not _json_equal(sel_b, sel_a):
@@ -1319,9 +1337,7 @@ def service_change(before: Mapping[str, Any], after: Mapping[str, Any]
             selector = dict(sel_a)
     target: int | str | None = None
     ports_b, ports_a = spec_b.get("ports") or [], spec_a.get("ports") or []
-    if not isinstance(ports_a, list) or not all(isinstance(p, dict) for p in ports_a):
-        errors.append(FieldError("Invalid", "spec.ports", "must be a list of objects", ports_a))
-    elif len(ports_a) != len(ports_b):
+    if len(ports_a) != len(ports_b):
         errors.append(FieldError("Forbidden", "spec.ports", "the simulated cluster does not model adding or "
                                  "removing a Service's ports"))
     else:
