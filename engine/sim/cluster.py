@@ -76,6 +76,7 @@ from engine.sim.k8s import (
     ReplicaSet,
     ServiceObject,
     Workload,
+    container_spec,
     encode_hash,
     timestamp,
     unix_time,
@@ -1629,8 +1630,12 @@ class Cluster:
                                      "controller": True}],
                 "creationTimestamp": timestamp(rs.created_t),
             },
-            "spec": {"replicas": rs.replicas, "template": {"spec": {"containers": [
-                {"name": wl.container, "image": rs.template.image}]}}},
+            # Every revision's full pod template and selector, as the deployment controller
+            # writes them: `kubectl rollout undo` patches the Deployment back to this template.
+            "spec": {"replicas": rs.replicas,
+                     "selector": {"matchLabels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
+                     "template": {"metadata": {"labels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
+                                  "spec": {"containers": [container_spec(wl.container, rs.template, wl.port)]}}},
             "status": {
                 "replicas": len(pods),
                 "readyReplicas": sum(1 for p in pods if p.ready),
