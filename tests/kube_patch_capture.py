@@ -6,7 +6,9 @@ through :class:`engine.kubectl.fakeapi.FakeKubeAPI`, extended to accept PATCH (r
 with the object unchanged) and the ``deployments/scale`` subresource, and runs each command in
 :data:`COMMANDS`. The Deployment ``frontend`` is given three revisions (ReplicaSets 1, 2 and 3,
 the current one with image ``:v0.10.7``, revision 2 with ``:v0.10.5``) so ``rollout undo`` has a
-previous revision to go back to.
+previous revision to go back to. ``kubectl apply`` runs with ``--validate=false``: without it
+kubectl refuses to apply against a server that has no OpenAPI document ("failed to download
+openapi").
 
 Each fixture is ``{"command": [...], "kubectl": "<version>", "requests": [{"method", "path",
 "content_type", "body"}], "before": <the object kubectl read>}``.
@@ -56,7 +58,14 @@ COMMANDS: dict[str, list[str]] = {
     "label": ["label", "deployment/frontend", "team=web"],
     "annotate": ["annotate", "deployment/frontend", "kubernetes.io/change-cause=manual fix"],
     "label_node": ["label", "node/node-a-1", "disk=ssd"],
+    "rollout_pause": ["rollout", "pause", "deployment/frontend"],
+    "set_env_from_secret": ["set", "env", "deployment/frontend", "--from=secret/frontend-secrets"],
+    "apply": ["apply", "--validate=false", "-f", "-"],
+    "apply_server_side": ["apply", "--server-side", "--validate=false", "-f", "-"],
 }
+STDIN: dict[str, str] = {"apply": "manifest", "apply_server_side": "manifest"}
+"""Commands that read a manifest on stdin: the Deployment as served, without status, with a new
+image and one more env var (what an operator editing the YAML and applying it sends)."""
 
 
 def _objects() -> dict[str, list[dict[str, Any]]]:
@@ -90,11 +99,25 @@ def _objects() -> dict[str, list[dict[str, Any]]]:
             deploy["spec"]["template"]["spec"]["containers"][0]["image"] = f"{image}:{tag}"
             deploy["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "3"
     rs1["spec"]["replicas"] = 0
+    objects["Secret"] = [{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                          "metadata": {"name": "frontend-secrets", "namespace": NS},
+                          "data": {"API_KEY": "c2VjcmV0"}}]
     node_b = next(n for n in objects["Node"] if n["metadata"]["name"] == "node-b-1")
     node_b["spec"] = {"unschedulable": True,
                       "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
                                  {"key": "maintenance", "effect": "NoExecute"}]}
     return objects
+
+
+def _manifest(objects: dict[str, list[dict[str, Any]]]) -> str:
+    deploy = copy.deepcopy(next(d for d in objects["Deployment"] if d["metadata"]["name"] == "frontend"))
+    deploy.pop("status", None)
+    for key in ("uid", "creationTimestamp", "generation", "resourceVersion"):
+        deploy["metadata"].pop(key, None)
+    server = deploy["spec"]["template"]["spec"]["containers"][0]
+    server["image"] = "example.com/frontend:v3"
+    server["env"].append({"name": "LOG_LEVEL", "value": "debug"})
+    return json.dumps(deploy)
 
 
 class CapturingAPI(FakeKubeAPI):
@@ -139,9 +162,10 @@ def main(kubectl: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for name, args in COMMANDS.items():
         api = CapturingAPI(copy.deepcopy(objects))
+        stdin = _manifest(objects) if name in STDIN else None
         with api.running() as url:
             proc = subprocess.run([kubectl, "--server", url, "-n", NS, *args], capture_output=True, text=True,
-                                  timeout=60)
+                                  timeout=60, input=stdin)
         if not api.patches:
             raise SystemExit(f"{name}: kubectl sent no PATCH (rc {proc.returncode}): {proc.stderr.strip()}")
         path = api.patches[0]["path"].split("?")[0].split("/")

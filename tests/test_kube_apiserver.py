@@ -445,20 +445,20 @@ def test_python_client_lists_pages_and_watches(live: Cluster) -> None:
 # ----------------------------------------------------------------- the raw protocol (aiohttp test client)
 
 
-@pytest.fixture
-def raw(live: Cluster) -> Callable[..., Any]:
-    """``call(method, path, params=..., data=..., headers=..., token=...) -> (status, body)`` over
-    HTTPS to the live cluster's server (the body parsed as JSON when it is, else text)."""
+def http(api: KubeAPIServer) -> Callable[..., tuple[int, Any]]:
+    """``call(method, path, params=..., data=..., headers=..., token=...) -> (status, body)`` to a
+    started server (HTTPS verified with its certificate, or HTTP); the body parsed as JSON when
+    it is, else text."""
     import ssl
     import urllib.error
     import urllib.parse
     import urllib.request
 
-    ctx = ssl.create_default_context(cadata=(live.api.certificate or b"").decode())
+    ctx = ssl.create_default_context(cadata=api.certificate.decode()) if api.certificate else None
 
     def call(method: str, path: str, *, token: str | None = TOKEN, params: Mapping[str, str] | None = None,
              data: bytes | None = None, headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
-        url = live.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        url = api.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
         req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
         if token:
             req.add_header("Authorization", f"Bearer {token}")
@@ -473,6 +473,12 @@ def raw(live: Cluster) -> Callable[..., Any]:
             return status, text
 
     return call
+
+
+@pytest.fixture
+def raw(live: Cluster) -> Callable[..., Any]:
+    """:func:`http` to the live cluster's server."""
+    return http(live.api)
 
 
 def test_auth_and_discovery(raw: Callable[..., Any], live: Cluster) -> None:
@@ -490,7 +496,7 @@ def test_auth_and_discovery(raw: Callable[..., Any], live: Cluster) -> None:
     assert scale["group"] == "autoscaling" and scale["verbs"] == ["get", "patch", "update"]
     status, body = raw("GET", "/apis")
     assert [g["name"] for g in body["groups"]] == ["apps", "events.k8s.io", "discovery.k8s.io", "coordination.k8s.io",
-                                                     "metrics.k8s.io"]
+                                                     "metrics.k8s.io", "authorization.k8s.io"]
     live.api.mutator = None
     status, body = raw("GET", "/api/v1")
     assert {v for r in body["resources"] if "/" not in r["name"] for v in r["verbs"]} == {"get", "list", "watch"}
@@ -540,6 +546,10 @@ def test_list_watch_resource_versions_bookmarks_and_tables(raw: Callable[..., An
         ("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0), ("IP", 1), ("Node", 1),
         ("Nominated Node", 1), ("Readiness Gates", 1)]
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    status, partial = raw("GET", "/api/v1/namespaces/online-boutique/pods", headers={
+        "Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"})
+    assert partial["kind"] == "PartialObjectMetadataList" and "spec" not in partial["items"][0]
+    assert [i["metadata"]["name"] for i in partial["items"]] == [p["metadata"]["name"] for p in live.api.objects("Pod")]
     status, table = raw("GET", "/api/v1/namespaces/online-boutique/pods",
                         params={"includeObject": "Object"},
                         headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
@@ -597,6 +607,11 @@ def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: 
     assert out.strip() == "deployment.apps/frontend patched"
     kind, change, req = mutator.calls[-1]
     assert change.replicas == 2 and req.incident == "INC-7"
+    live.ok("patch", "deployment", "frontend", "--type=merge", "-p", '{"spec":{"replicas":3}}')
+    assert mutator.calls[-1][2].incident is None  # kubectl's default field manager is no incident
+    live.ok("patch", "deployment", "frontend", "--type=merge", "--field-manager=INC-8", "-p",
+            '{"spec":{"replicas":2}}')
+    assert mutator.calls[-1][2].incident == "INC-8"
     victim = next(p for p in live.api.objects("Pod") if _app_of(p) == "cartservice")["metadata"]["name"]
     out = live.ok("delete", "pod", victim, "--wait=false")
     assert out.strip() == f'pod "{victim}" deleted from {NS} namespace'
@@ -610,6 +625,26 @@ def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: 
                                    "generator is the harness's")
     proc = live.run("scale", "deployment/frontend", "--replicas=-1")
     assert proc.returncode != 0
+    # kubectl auth can-i (a protobuf SelfSubjectAccessReview): routed writes yes, others no.
+    assert live.ok("auth", "can-i", "delete", "pods").strip() == "yes"
+    assert live.ok("auth", "can-i", "patch", "deployments/scale").strip() == "yes"
+    proc = live.run("auth", "can-i", "create", "deployments")
+    assert (proc.returncode, proc.stdout.strip()) == (1, "no - this API does not accept that write")
+    # A replace carrying a stale resourceVersion: 409 Conflict, as the real server words it.
+    call = http(live.api)
+    status, deploy = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/frontend")
+    deploy["metadata"]["resourceVersion"] = "1"
+    deploy["spec"]["replicas"] = 5
+    status, body = call("PUT", f"/apis/apps/v1/namespaces/{NS}/deployments/frontend",
+                        data=json.dumps(deploy).encode(), headers={"Content-Type": "application/json"})
+    assert status == 409 and body["message"] == (
+        'Operation cannot be fulfilled on deployments.apps "frontend": the object has been modified; please apply '
+        "your changes to the latest version and try again")
+    status, deploy = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/frontend")
+    deploy["spec"]["replicas"] = 1
+    status, body = call("PUT", f"/apis/apps/v1/namespaces/{NS}/deployments/frontend",
+                        data=json.dumps(deploy).encode(), headers={"Content-Type": "application/json"})
+    assert status == 200 and body["spec"]["replicas"] == 1 and mutator.calls[-1][1].replicas == 1
 
 
 def test_time_anchor_moves_every_timestamp(tmp_path: Path) -> None:
@@ -624,3 +659,77 @@ def test_time_anchor_moves_every_timestamp(tmp_path: Path) -> None:
     assert abs((datetime.now(UTC) - timedelta(seconds=60) - created).total_seconds()) < 3
     assert pod["status"]["startTime"] == pod["metadata"]["creationTimestamp"]
     assert K.get("pods", [pod], now=api.now()).splitlines()[1].split()[-1] == "60s"
+
+
+def test_incident_naming_statefulset_scale_conflicts_proxy_and_chaos(patching: None) -> None:
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+           "metadata": {"name": "db", "namespace": NS, "uid": "u-db", "creationTimestamp": "2026-01-05T08:00:00Z",
+                        "labels": {"app": "db"}},
+           "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "db"}}, "serviceName": "db",
+                    "template": {"metadata": {"labels": {"app": "db"}},
+                                 "spec": {"containers": [{"name": "db", "image": "postgres:16"}]}}},
+           "status": {"replicas": 1, "readyReplicas": 1}}
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db", "namespace": NS},
+           "spec": {"selector": {"app": "db"}, "ports": [{"port": 5432}], "clusterIP": "10.96.0.9"}}
+    sub = StaticSubstrate({"StatefulSet": [sts], "Service": [svc]})
+    proxied: list[tuple[Any, ...]] = []
+
+    def proxy(namespace: str, service: str, port: str | None, path: str, method: str, query: Mapping[str, str],
+              body: bytes) -> tuple[int, Mapping[str, str], bytes]:
+        proxied.append((namespace, service, port, path, method, dict(query)))
+        return 503, {"Server-Timing": "app;dur=12.5"}, b"upstream connect error"
+
+    mutator = RecordingMutator(None)  # type: ignore[arg-type]
+    mutator.sim = types.SimpleNamespace(scale=lambda name, n: None)  # type: ignore[assignment]
+    api = KubeAPIServer(sub, lock=threading.RLock(), mutator=mutator, token={TOKEN: "operator"},  # type: ignore[arg-type]
+                        proxy=proxy, chaos=True, tls=False)
+    with api.running():
+        call = http(api)
+        base = f"/apis/apps/v1/namespaces/{NS}/statefulsets/db"
+        status, scale = call("GET", base + "/scale")
+        assert status == 200 and scale["spec"]["replicas"] == 1 and scale["status"]["selector"] == "app=db"
+        status, body = call("PATCH", base + "/scale", params={"fieldManager": "INC-3"},
+                            data=b'{"spec":{"replicas":3}}', headers={"Content-Type": "application/merge-patch+json"})
+        assert status == 200, body
+        name, args, req = mutator.calls[-1]
+        assert (name, args, req.user, req.incident) == ("scale_statefulset", ("db", 3), "operator", "INC-3")
+        stale = {**sts, "metadata": {**sts["metadata"], "resourceVersion": "999"}}
+        status, body = call("PUT", base + "/scale", data=json.dumps(
+            {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "db", "namespace": NS},
+             "spec": {"replicas": 2},
+             }).encode(), headers={"Content-Type": "application/json",
+                                   "Impersonate-User": "INC-4"})
+        assert status == 200 and mutator.calls[-1][1] == ("db", 2) and mutator.calls[-1][2].incident == "INC-4"
+        status, body = call("PUT", base, data=json.dumps(stale).encode(), headers={"Content-Type": "application/json"})
+        assert status == 405  # StatefulSets are patched, not replaced
+        status, body = call("PATCH", base, data=json.dumps(
+            {"metadata": {"annotations": {"sre-marathon.io/incident": "INC-5"}}, "spec": {"replicas": 4}}).encode(),
+            headers={"Content-Type": "application/merge-patch+json"})
+        assert status == 200 and mutator.calls[-1][1] == ("db", 4) and mutator.calls[-1][2].incident == "INC-5"
+        status, body = call("PATCH", base, data=b'{"spec":{"serviceName":"other"}}',
+                            headers={"Content-Type": "application/merge-patch+json"})
+        assert status == 422 and body["reason"] == "Invalid" and body["details"]["causes"][0]["field"] == \
+            "spec.serviceName"
+        status, body = call("GET", f"/api/v1/namespaces/{NS}/services/db:5432/proxy/healthz", params={"a": "1"})
+        assert (status, body) == (503, "upstream connect error")
+        assert proxied == [(NS, "db", "5432", "/healthz", "GET", {"a": "1"})]
+        status, body = call("GET", f"/api/v1/namespaces/{NS}/services/nope/proxy/")
+        assert status == 404
+        chaos = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "StressChaos",
+                 "metadata": {"name": "burn", "namespace": NS},
+                 "spec": {"mode": "all", "selector": {"namespaces": [NS], "labelSelectors": {"app": "db"}},
+                          "stressors": {"cpu": {"workers": 2, "load": 80}}}}
+        path = f"/apis/chaos-mesh.org/v1alpha1/namespaces/{NS}/stresschaos"
+        status, body = call("POST", path, data=json.dumps(chaos).encode(), headers={"Content-Type": "application/json"})
+        assert status == 201 and body["metadata"]["uid"] == "u-1"
+        assert call("POST", path, data=json.dumps(chaos).encode())[0] == 409
+        status, listed = call("GET", path)
+        assert [o["metadata"]["name"] for o in listed["items"]] == ["burn"]
+        status, body = call("DELETE", path + "/burn")
+        assert status == 200 and mutator.calls[-1][0] == "delete_custom"
+        assert call("GET", path + "/burn")[0] == 404
+    plain = KubeAPIServer(sub, lock=threading.RLock(), tls=False)  # type: ignore[arg-type]
+    with plain.running():
+        status, groups = http(plain)("GET", "/apis", token=None)
+        assert "chaos-mesh.org" not in [g["name"] for g in groups["groups"]]
+        assert http(plain)("GET", f"/apis/chaos-mesh.org/v1alpha1/namespaces/{NS}/stresschaos", token=None)[0] == 404

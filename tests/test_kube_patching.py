@@ -22,7 +22,9 @@ from engine.kube.patching import (
     apply_patch,
     deployment_change,
     node_change,
+    scale_change,
     service_change,
+    statefulset_change,
 )
 from engine.kube.protocol import KEEP, ApiError
 from engine.kubectl.apiobjects import served
@@ -145,6 +147,41 @@ def test_json_and_merge_patch_from_kubectl_patch() -> None:
     assert deployment_change(before, after, fx["replicasets"]).env == {"PORT": "9090"}
 
 
+def test_client_side_apply_is_a_strategic_patch_and_server_side_apply_is_refused() -> None:
+    fx, before, after = applied("apply")
+    assert "kubectl.kubernetes.io/last-applied-configuration" in after["metadata"]["annotations"]
+    change = deployment_change(before, after, fx["replicasets"])
+    assert (change.image, change.env, change.other) == ("example.com/frontend:v3", {"LOG_LEVEL": "debug"}, ())
+    fx = fixture("apply_server_side")
+    req = fx["requests"][0]
+    assert req["content_type"] == "application/apply-patch+yaml"
+    with pytest.raises(ApiError) as err:
+        apply_patch(fx["before"], req["content_type"], req["body"])
+    assert (err.value.code, err.value.reason) == (415, "UnsupportedMediaType")
+
+
+def test_what_the_simulated_cluster_does_not_model_is_other() -> None:
+    fx, before, after = applied("rollout_pause")
+    assert deployment_change(before, after, fx["replicasets"]).other == ("spec.paused",)
+    fx, before, after = applied("set_env_from_secret")
+    assert container(after)["env"][-1] == {"name": "API_KEY", "valueFrom": {"secretKeyRef": {
+        "key": "API_KEY", "name": "frontend-secrets"}}}
+    change = deployment_change(before, after, fx["replicasets"])
+    assert (change.env, change.other) == ({}, ("spec.template.spec.containers[0].env[API_KEY]",))
+
+
+def test_a_put_that_leaves_defaults_out_changes_nothing() -> None:
+    fx, before, _ = applied("set_image")
+    manifest = copy.deepcopy(before)
+    del manifest["spec"]["progressDeadlineSeconds"], manifest["spec"]["strategy"]
+    del container(manifest)["readinessProbe"]["httpGet"]["scheme"], container(manifest)["ports"][0]["protocol"]
+    assert deployment_change(before, manifest, fx["replicasets"]).empty
+    _, svc, _ = applied("patch_service_selector")
+    manifest = copy.deepcopy(svc)
+    del manifest["spec"]["ports"][0]["protocol"], manifest["spec"]["sessionAffinity"]
+    assert service_change(svc, manifest) == (None, None)
+
+
 def test_label_and_annotate_are_not_changes() -> None:
     for name in ("label", "annotate"):
         fx, before, after = applied(name)
@@ -157,7 +194,23 @@ def test_scale_subresource_patch() -> None:
     scale = {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": {"name": "frontend"},
              "spec": {"replicas": 2}}
     req = fx["requests"][0]
-    assert apply_patch(scale, req["content_type"], req["body"])["spec"]["replicas"] == 3
+    after = apply_patch(scale, req["content_type"], req["body"])
+    assert after["spec"]["replicas"] == 3 and scale_change(scale, after) == 3
+    assert scale_change(scale, scale) is None
+    with pytest.raises(ApiError) as err:
+        scale_change(scale, apply_patch(scale, MERGE_PATCH, '{"spec":{"replicas":"3"}}'))
+    assert err.value.message == ('Scale.autoscaling "frontend" is invalid: spec.replicas: Invalid value: "3": '
+                                 "must be an integer")
+
+
+def test_statefulset_scales_and_nothing_else() -> None:
+    _, deploy, _ = applied("set_image")
+    sts = served({**copy.deepcopy(deploy), "kind": "StatefulSet"})
+    assert statefulset_change(sts, apply_patch(sts, STRATEGIC_MERGE_PATCH, '{"spec":{"replicas":5}}')) == 5
+    assert statefulset_change(sts, apply_patch(sts, MERGE_PATCH, '{"metadata":{"labels":{"a":"b"}}}')) is None
+    with pytest.raises(ApiError) as err:
+        statefulset_change(sts, apply_patch(sts, STRATEGIC_MERGE_PATCH, fixture("set_image")["requests"][0]["body"]))
+    assert err.value.details["causes"][0]["field"] == "spec.template"
 
 
 def test_node_cordon_uncordon_taint() -> None:
@@ -277,14 +330,17 @@ def test_json_patch_failures_are_422(ops: list[dict[str, Any]]) -> None:
     with pytest.raises(ApiError) as err:
         apply_patch(DOC, JSON_PATCH, json.dumps(ops))
     assert (err.value.code, err.value.reason) == (422, "Invalid")
+    # as a v1.37 server answers: the same message and empty details whatever went wrong
     assert err.value.message == "the server rejected our request due to an error in our request"
-    assert err.value.details["causes"][0]["reason"] == "UnexpectedServerResponse"
+    assert err.value.status() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                  "message": "the server rejected our request due to an error in our request",
+                                  "reason": "Invalid", "code": 422}
 
 
 def test_failed_test_is_worded_as_the_apiserver() -> None:
     with pytest.raises(ApiError) as err:
         apply_patch(DOC, JSON_PATCH, '[{"op":"test","path":"/spec/a~1b","value":2}]')
-    assert err.value.details["causes"][0]["message"] == "testing value /spec/a~1b failed: test failed"
+    assert err.value.__notes__ == ["testing value /spec/a~1b failed: test failed"]
 
 
 def test_merge_patch_rfc7386() -> None:
@@ -325,10 +381,10 @@ def test_strategic_directives() -> None:
     # $setElementOrder reorders (kubectl lists every element); an element only the server has keeps its place
     names = [n for n, _ in env(deploy)]
     order = json.dumps([{"name": n} for n in reversed(names)])
-    out = smp('"containers":[{"name":"server","$setElementOrder/env":%s,"env":[]}]' % order)
+    out = smp('"containers":[{"name":"server","$setElementOrder/env":' + order + ',"env":[]}]')
     assert [n for n, _ in env(out)] == names[::-1]
     order = json.dumps([{"name": n} for n in reversed(names[1:])])
-    out = smp('"containers":[{"name":"server","$setElementOrder/env":%s,"env":[]}]' % order)
+    out = smp('"containers":[{"name":"server","$setElementOrder/env":' + order + ',"env":[]}]')
     assert [n for n, _ in env(out)] == [names[0], *names[:0:-1]]
     # $retainKeys drops what is not retained (DeploymentSpec.Strategy is retainKeys)
     out = apply_patch(deploy, STRATEGIC_MERGE_PATCH,
@@ -343,10 +399,15 @@ def test_strategic_directives() -> None:
     assert fin["metadata"]["finalizers"] == ["b", "c", "a"]
     fin = apply_patch(fin, STRATEGIC_MERGE_PATCH, '{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]}}')
     assert fin["metadata"]["finalizers"] == ["b", "c"]
-    # an element without its merge key
+    # an element without its merge key; $patch: merge, which the Go code does not take either
+    for bad in ('"containers":[{"image":"x"}]', '"containers":[{"name":"server","$patch":"merge"}]',
+                '"nodeSelector":{"$patch":"merge"}', '"containers":[{"name":"server","$patch":"nope"}]'):
+        with pytest.raises(ApiError) as err:
+            smp(bad)
+        assert err.value.code == 400, bad
     with pytest.raises(ApiError) as err:
-        smp('"containers":[{"image":"x"}]')
-    assert err.value.code == 400
+        smp('"containers":[[1]]')
+    assert err.value.code == 422  # mergepatch.ErrNoListOfLists
 
 
 def test_errors_and_refusals() -> None:
@@ -357,6 +418,7 @@ def test_errors_and_refusals() -> None:
             (STRATEGIC_MERGE_PATCH, "{not json", 400, "BadRequest"),
             (STRATEGIC_MERGE_PATCH, "[1]", 400, "BadRequest"),
             (MERGE_PATCH, '{"a": NaN}', 400, "BadRequest"),
+            (MERGE_PATCH, '{"a": 1e400}', 400, "BadRequest"),
             (MERGE_PATCH, b"\xff\xfe", 400, "BadRequest"),
             (JSON_PATCH, "{}", 400, "BadRequest"),
             (MERGE_PATCH, '{"metadata":{"name":"other"}}', 400, "BadRequest"),
@@ -414,6 +476,14 @@ def test_deployment_change_validation() -> None:
     probe = change(c % '"readinessProbe":{"$patch":"replace","tcpSocket":{"port":8080},"periodSeconds":5}')
     assert probe.readiness_probe == Probe(type="tcp", port=8080, period_s=5) and probe.liveness_probe == KEEP
     assert change(c % '"readinessProbe":null').readiness_probe is None
+    named = change(c % '"ports":[{"containerPort":9090,"name":"admin"}],"livenessProbe":{"httpGet":{"port":"admin"}}')
+    assert named.liveness_probe == Probe(type="http", port=9090, path="/_healthz", initial_delay_s=10)
+    assert named.other == ("spec.template.spec.containers[0].ports",)
+    # the same port by name: the probe is unchanged where the model looks, so it is some other change
+    same = change(c % '"ports":[{"containerPort":8080,"name":"http"}],"livenessProbe":{"httpGet":{"port":"http"}}')
+    assert same.liveness_probe == KEEP and "spec.template.spec.containers[0].livenessProbe" in same.other
+    with pytest.raises(ApiError):
+        change(c % '"livenessProbe":{"httpGet":{"port":"8080"}}')  # a port name must have a letter
     ref = change(c % '"env":[{"name":"SECRET","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}]')
     assert ref.env == {} and ref.other == ("spec.template.spec.containers[0].env[SECRET]",)
     assert change('{"spec":{"template":{"spec":{"nodeSelector":{"zone":"a"}}}}}').other == (
@@ -477,3 +547,48 @@ def test_fuzz_app_container_patches(inner: Any) -> None:
             deployment_change(fx["before"], apply_patch(fx["before"], ctype, body), fx["replicasets"])
         except ApiError as exc:
             assert exc.code in (400, 422)
+
+
+_ODD = [None, True, 0, -1, 1.5, "", "x", "-", [], {}, [1], {"a": 1}, {"$patch": "delete"}, {"$patch": "replace"},
+        [{"$patch": "replace"}], [{"name": "server"}], "100m", "lots", 10**30, [[1]], {"name": 3}]
+_CAPTURED = sorted(p.stem for p in DATA.glob("*.json") if p.stem != "scale")
+
+
+def _mutate(rnd: Any, value: Any) -> Any:
+    """A captured body with some values swapped for odd ones and directives sprinkled in."""
+    if rnd.random() < 0.15:
+        return copy.deepcopy(rnd.choice(_ODD))
+    if isinstance(value, dict):
+        out = {k: _mutate(rnd, v) if rnd.random() < 0.3 else v for k, v in value.items() if rnd.random() > 0.05}
+        if rnd.random() < 0.1:
+            key = rnd.choice(["$retainKeys", "$setElementOrder/env", "$deleteFromPrimitiveList/env", "$patch", "image",
+                              "env", "ports"])
+            out[key] = copy.deepcopy(rnd.choice(_ODD))
+        return out
+    if isinstance(value, list):
+        out_list = [_mutate(rnd, v) if rnd.random() < 0.3 else v for v in value]
+        if out_list and rnd.random() < 0.1:
+            out_list.append(copy.deepcopy(out_list[0]))
+        return out_list
+    return value
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(_CAPTURED), rnd=st.randoms(use_true_random=False),
+       ctype=st.sampled_from([None, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]))
+def test_fuzz_mutated_kubectl_bodies(name: str, rnd: Any, ctype: str | None) -> None:
+    """kubectl's own bodies, mutated, reach deep into the merge and the diff: still only ApiError."""
+    fx = fixture(name)
+    req = fx["requests"][0]
+    before = fx["before"]
+    body = json.dumps(_mutate(rnd, json.loads(req["body"])))
+    try:
+        after = apply_patch(before, ctype or req["content_type"], body)
+        if before["kind"] == "Deployment":
+            deployment_change(before, after, fx["replicasets"])
+        elif before["kind"] == "Node":
+            node_change(before, after)
+        else:
+            service_change(before, after)
+    except ApiError as exc:
+        assert exc.code in (400, 413, 415, 422)

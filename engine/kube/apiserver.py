@@ -60,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import bisect
 import copy
 import importlib
 import json
@@ -75,13 +76,15 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.kube import tables
+from engine.kube import protobuf, tables
 from engine.kube.protocol import ApiError, Mutator, NodeChange, Requester
 from engine.kube.resources import (
+    AUTHORIZATION_GROUP,
     CHAOS_GROUP,
     CHAOS_RESOURCES,
     METRICS_GROUP,
     RESOURCES,
+    REVIEWS,
     ServedResource,
     group_list,
     group_versions,
@@ -245,13 +248,18 @@ def _bool_param(query: Mapping[str, str], name: str) -> bool:
     return query.get(name, "").lower() in ("1", "true", "t", "yes")
 
 
-def _table_accept(accept: str) -> bool:
-    """The client asks for a ``meta.k8s.io/v1`` Table (``application/json;as=Table;v=v1;g=meta.k8s.io``)."""
+def _accepts_as(accept: str, kind: str) -> bool:
+    """The client accepts ``meta.k8s.io/v1`` ``kind`` (``application/json;as=Table;v=v1;g=meta.k8s.io``)."""
     for part in accept.split(","):
         params = {p.split("=", 1)[0].strip(): p.split("=", 1)[1].strip() for p in part.split(";")[1:] if "=" in p}
-        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") == "v1":
+        if params.get("as") == kind and params.get("g") == "meta.k8s.io" and params.get("v") == "v1":
             return True
     return False
+
+
+def _table_accept(accept: str) -> bool:
+    """The client asks for a ``meta.k8s.io/v1`` Table."""
+    return _accepts_as(accept, "Table")
 
 
 def _encode_continue(rv: int, start: tuple[str, str]) -> str:
@@ -310,7 +318,7 @@ class KubeAPIServer:
                  token: str | Mapping[str, str] | None = None, user: str = "admin", proxy: ProxyCall | None = None,
                  extra_routes: Sequence[tuple[str, str, Handler]] = (), epoch: datetime | None = None,
                  anchor_wall_clock: bool = False, chaos: bool = False, tls: bool = True,
-                 git_version: str = "v1.33.4") -> None:
+                 git_version: str = "v1.36.2") -> None:
         self.substrate = substrate
         self.lock = lock
         self.mutator = mutator
@@ -326,7 +334,7 @@ class KubeAPIServer:
         self.certificate: bytes | None = None
         """The PEM certificate :meth:`start` serves with (None before, or without TLS)."""
         self._key: bytes | None = None
-        self.resources: tuple[ServedResource, ...] = RESOURCES + (CHAOS_RESOURCES if chaos else ())
+        self.resources: tuple[ServedResource, ...] = RESOURCES + REVIEWS + (CHAOS_RESOURCES if chaos else ())
         self.offset = timedelta(0)
         if epoch is not None and anchor_wall_clock:
             wall = datetime.fromtimestamp(int(datetime.now(UTC).timestamp()), UTC)
@@ -337,7 +345,7 @@ class KubeAPIServer:
         self._state = threading.Lock()
         self._objects: dict[str, dict[tuple[str, str], _Stored]] = {}
         self._rv = 0
-        self._log: deque[_Change] = deque(maxlen=WATCH_LOG)
+        self._log: list[_Change] = []
         self._compacted = 0
         self._observed_at: float | None = None
         self._dirty = True
@@ -436,9 +444,10 @@ class KubeAPIServer:
         self._rv += 1
         obj = copy.deepcopy(obj) if type_ == "DELETED" else obj
         obj.setdefault("metadata", {})["resourceVersion"] = str(self._rv)
-        if len(self._log) == self._log.maxlen:
-            self._compacted = self._log[0].rv
         self._log.append(_Change(self._rv, kind, type_, obj, old))
+        if len(self._log) >= 2 * WATCH_LOG:
+            self._compacted = self._log[-WATCH_LOG - 1].rv
+            del self._log[:-WATCH_LOG]
         return self._rv
 
     def _wake(self) -> None:
@@ -617,6 +626,10 @@ class KubeAPIServer:
             return await self._metrics(request, res, namespace, name)
         if group == CHAOS_GROUP:
             return await self._custom_objects(request, user, res, namespace, name)
+        if group == AUTHORIZATION_GROUP:
+            if method != "POST" or name is not None:
+                raise _not_allowed(method, request.path)
+            return await self._access_review(request)
         if sub == "log" and res.plural == "pods" and name is not None:
             if method != "GET":
                 raise _not_allowed(method, request.path)
@@ -659,6 +672,13 @@ class KubeAPIServer:
             if single:
                 doc["metadata"] = {"resourceVersion": (objs[0].get("metadata") or {}).get("resourceVersion", "")}
             return web.json_response(doc, dumps=_dumps)
+        accept = request.headers.get("Accept", "")
+        if single and _accepts_as(accept, "PartialObjectMetadata"):
+            return web.json_response(tables.partial_metadata(objs[0]), dumps=_dumps)
+        if not single and _accepts_as(accept, "PartialObjectMetadataList"):
+            return web.json_response({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                                      "metadata": dict(list_meta),
+                                      "items": [tables.partial_metadata(o) for o in objs]}, dumps=_dumps)
         if single:
             return web.json_response(objs[0], dumps=_dumps)
         items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in objs]
@@ -772,7 +792,8 @@ class KubeAPIServer:
                 if request.transport is None or request.transport.is_closing():
                     break
                 with self._state:
-                    changes = [c for c in self._log if c.rv > last and c.kind == res.source]
+                    since = bisect.bisect_right(self._log, last, key=lambda c: c.rv)
+                    changes = [c for c in self._log[since:] if c.kind == res.source]
                     newest = self._rv
                 for c in changes:
                     new_in, old_in = in_scope(c.obj) and c.type != "DELETED", in_scope(c.old)
@@ -1040,7 +1061,12 @@ class KubeAPIServer:
 
     # ----------------------------------------------------------------- writes
 
-    async def _body(self, request: web.Request) -> bytes:
+    async def _body(self, request: web.Request, *, protobuf_ok: bool = False) -> bytes:
+        if not protobuf_ok and request.headers.get("Content-Type", "").startswith(protobuf.PROTOBUF):
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                                        "accepted media types include: application/json, "
+                                                        "application/json-patch+json, application/merge-patch+json, "
+                                                        "application/strategic-merge-patch+json")
         if request.content_length is not None and request.content_length > MAX_BODY:
             raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
         data = bytearray()
@@ -1051,7 +1077,14 @@ class KubeAPIServer:
         return bytes(data)
 
     def _requester(self, request: web.Request, user: str, body: bytes) -> Requester:
-        incident = request.headers.get("Impersonate-User") or request.query.get("fieldManager") or None
+        """Who sent a write: the token's user; the incident from ``Impersonate-User``
+        (``kubectl --as``), else the ``fieldManager`` parameter (``--field-manager``; kubectl's
+        defaults ``kubectl`` and ``kubectl-<command>`` name none), else the
+        ``sre-marathon.io/incident`` annotation in the body."""
+        manager = request.query.get("fieldManager") or ""
+        if manager == "kubectl" or manager.startswith("kubectl-"):
+            manager = ""  # kubectl's own default managers (kubectl-set, kubectl-rollout...) name no incident
+        incident = request.headers.get("Impersonate-User") or manager or None
         if incident is None:
             incident = _annotation_in(body)
         return Requester(user=user, incident=incident, method=request.method, path=request.path_qs,
@@ -1111,12 +1144,18 @@ class KubeAPIServer:
             if not change.empty:
                 await self._locked(lambda: mutator.change_deployment(change, req))
         elif res.plural == "statefulsets":
-            others = _differences(before, after_obj, ignore=("spec.replicas",))
-            if others:
-                raise _invalid(res, name, others)
-            replicas = (after_obj.get("spec") or {}).get("replicas")
-            if replicas != (before.get("spec") or {}).get("replicas"):
-                n = _replicas(res, name, replicas)
+            checked = getattr(_patching(), "statefulset_change", None)
+            if checked is not None:
+                new_replicas: int | None = checked(before, after_obj)
+            else:
+                others = _differences(before, after_obj, ignore=("spec.replicas",))
+                if others:
+                    raise _invalid(res, name, others)
+                replicas = (after_obj.get("spec") or {}).get("replicas")
+                new_replicas = None if replicas == (before.get("spec") or {}).get("replicas") else \
+                    _replicas(res, name, replicas)
+            if new_replicas is not None:
+                n = new_replicas
                 await self._locked(lambda: mutator.scale_statefulset(name, n, req))
         elif res.plural == "services":
             patching = _patching()
@@ -1151,7 +1190,12 @@ class KubeAPIServer:
         req = self._requester(request, user, body)
         scale_res = ServedResource("Scale", f"{res.plural}", res.group, res.version, True, "")
         new_scale = _updated(scale, request.method, request.headers.get("Content-Type", ""), body, scale_res, name)
-        replicas = _replicas(res, name, (new_scale.get("spec") or {}).get("replicas"))
+        checked = getattr(_patching(), "scale_change", None) if request.method == "PATCH" else None
+        if checked is not None:
+            changed: int | None = checked(scale, new_scale)
+            replicas = scale["spec"]["replicas"] if changed is None else changed
+        else:
+            replicas = _replicas(res, name, (new_scale.get("spec") or {}).get("replicas"))
         if replicas != scale["spec"]["replicas"]:
             if res.plural == "deployments":
                 from engine.kube.protocol import DeploymentChange
@@ -1213,6 +1257,47 @@ class KubeAPIServer:
             gone = self._custom.pop((res.plural, ns, name))
             return web.json_response(gone, dumps=_dumps)
         raise _not_allowed(method, request.path)
+
+    async def _access_review(self, request: web.Request) -> web.Response:
+        """``SelfSubjectAccessReview``: allowed for every read this server serves, and for the
+        writes it routes when a Mutator is configured (which may still refuse the write itself:
+        the answer is about routing, not the Mutator's policy). Departure: no RBAC."""
+        body = await self._body(request, protobuf_ok=True)
+        try:
+            if request.headers.get("Content-Type", "").startswith(protobuf.PROTOBUF):
+                review = protobuf.access_review(body)
+            else:
+                review = json.loads(body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+            raise _bad_request(f"error decoding request body: {exc}") from None
+        if not isinstance(review, dict):
+            raise _bad_request("the body of the request is not an object")
+        spec = review.get("spec") or {}
+        attrs = spec.get("resourceAttributes")
+        allowed, reason = True, "reads are allowed"
+        if isinstance(attrs, dict):
+            verb, group = str(attrs.get("verb", "")), str(attrs.get("group", ""))
+            plural, sub = str(attrs.get("resource", "")), str(attrs.get("subresource", ""))
+            res = next((r for r in self.resources if r.plural == plural and r.group == group), None)
+            if res is None:
+                allowed, reason = False, f"the server does not serve {plural}.{group}".rstrip(".")
+            elif verb in ("get", "list", "watch") and res.group != AUTHORIZATION_GROUP:
+                allowed = not sub or any(s[0] == sub and verb in s[4] + s[5] for s in res.subresources)
+                reason = "reads are allowed" if allowed else f"no {verb} on {plural}/{sub}"
+            else:
+                routed = any(s[0] == sub and verb in s[5] for s in res.subresources) if sub else verb in res.writes
+                if res.group == CHAOS_GROUP:
+                    routed = verb in ("create", "delete") and not sub
+                allowed = routed and self.mutator is not None
+                reason = ("routed to the cluster's admission (which may still refuse it)" if allowed
+                          else "this API does not accept that write")
+        elif isinstance(spec.get("nonResourceAttributes"), dict):
+            allowed = str(spec["nonResourceAttributes"].get("verb", "get")) == "get"
+            reason = "non-resource reads are allowed" if allowed else "non-resource writes are not served"
+        out = {"kind": "SelfSubjectAccessReview", "apiVersion": f"{AUTHORIZATION_GROUP}/v1",
+               "metadata": {"creationTimestamp": None}, "spec": spec,
+               "status": {"allowed": allowed, "reason": reason, **({} if allowed else {"denied": True})}}
+        return web.json_response(out, status=201)
 
     # ----------------------------------------------------------------- running
 

@@ -12,8 +12,12 @@ kubectl write (``scale``, ``set image``, ``set env``, ``set resources``, ``rollo
 * ``application/merge-patch+json`` -- RFC 7386;
 * ``application/strategic-merge-patch+json`` -- ``k8s.io/apimachinery/pkg/util/strategicpatch``
   with the server's options (``MergeParallelList``, ``IgnoreUnmatchedNulls``): lists merge by
-  the merge keys of the Go types, ``$patch: replace|delete`` (on maps and list elements),
-  ``$retainKeys``, ``$setElementOrder/<list>``, ``$deleteFromPrimitiveList/<list>``.
+  the merge keys of the Go types, ``$patch: replace|delete`` (on maps and list elements;
+  ``$patch: merge`` is refused, as ``handleDirectiveInMergeMap`` and
+  ``mergeSliceWithSpecialElements`` refuse it: "merging lists cannot yet be specified in the
+  patch"), ``$retainKeys``, ``$setElementOrder/<list>`` (the listed elements in that order;
+  an element only the server has keeps its place relative to the others, as
+  ``mergeSortedSlice`` places it), ``$deleteFromPrimitiveList/<list>``.
 
 The merge keys come from the struct tags of ``k8s.io/api`` (commit 10b39a39, 2026-07):
 ``core/v1/types.go`` ``PodSpec.Containers``/``InitContainers``/``EphemeralContainers``
@@ -88,10 +92,17 @@ def _bad_request(message: str) -> ApiError:
 
 
 def _unprocessable(message: str) -> ApiError:
-    # errors.NewGenericServerResponse(422, ...): what patch.go returns when a JSON patch does
-    # not apply; kubectl prints "The request is invalid: the server rejected our request ...".
-    return ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
-                    {"causes": [{"reason": "UnexpectedServerResponse", "message": message}]})
+    """What patch.go returns when a JSON patch does not apply (``NewGenericServerResponse(422...)``).
+
+    A real v1.37 server answers a failed ``test``, a missing path and a bad index alike, with
+    empty ``details``, and kubectl prints ``The request is invalid: the server rejected our
+    request due to an error in our request``. The reason (json-patch's wording, e.g. ``testing
+    value /spec/replicas failed: test failed``) is kept as a note on the exception, for logs
+    and tests, and is not sent.
+    """
+    error = ApiError(422, "Invalid", "the server rejected our request due to an error in our request")
+    error.add_note(message)
+    return error
 
 
 def _go_value(value: Any) -> str:
@@ -173,6 +184,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid character '{name[0]}' looking for beginning of value")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # Go: "cannot unmarshal number 1e400 into Go value of type float64"
+        raise ValueError(f"cannot unmarshal number {text} into Go value of type float64")
+    return value
+
+
 def _depth(value: Any, limit: int) -> int:
     """Nesting depth of a JSON value, iteratively; stops counting past ``limit``."""
     deepest = 0
@@ -196,7 +214,7 @@ def decode_json(body: bytes | str) -> Any:
     """
     try:
         text = body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else str(body)
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except UnicodeDecodeError as exc:
         raise _bad_request(f"invalid character in request body: {exc}") from None
     except RecursionError:
@@ -556,7 +574,8 @@ _TYPES: dict[str, dict[str, _Field]] = {
     "NodeStatus": {"conditions": _merge_by("type"), "addresses": _merge_by("type")},
     "": {},
 }
-_ROOTS = {kind: kind for kind in ("Deployment", "ReplicaSet", "StatefulSet", "Pod", "Service", "Node")}
+_TYPES["Scale"] = {}
+_ROOTS = {kind: kind for kind in ("Deployment", "ReplicaSet", "StatefulSet", "Pod", "Service", "Node", "Scale")}
 """Kinds a strategic merge patch applies to (the kinds with a Go type here)."""
 
 _DIRECTIVE = "$patch"
@@ -590,7 +609,7 @@ def _smp_map(original: Any, patch: Obj, type_: str, depth: int) -> Obj:
         keep = set(retain)
         for k in patch:
             if not k.startswith("$") and k not in keep:
-                raise ApiError(422, "Invalid", "patch content doesn't match retainKeys list")
+                raise _unprocessable("patch content doesn't match retainKeys list")  # ErrPatchContentNotMatchRetainKeys
         for k in [k for k in result if k not in keep]:
             del result[k]
     for k in [k for k in patch if k.startswith(_DELETE_PRIMITIVE)]:
@@ -662,7 +681,7 @@ def _smp_list(original: list[Any], patch: list[Any], f: _Field, depth: int) -> l
     kinds = {"map" if isinstance(v, dict) else "list" if isinstance(v, list) else "scalar"
              for v in [*original, *patch]}
     if "list" in kinds:
-        raise ApiError(422, "Invalid", "lists of lists are not supported")
+        raise _unprocessable("lists of lists are not supported")  # mergepatch.ErrNoListOfLists
     if len(kinds) > 1:
         raise _bad_request("the list mixes objects and scalars: types don't match")
     if kinds == {"scalar"}:
@@ -964,8 +983,10 @@ def _probe(raw: Any, container: Obj, path: str, errors: list[FieldError], livene
                                          raw_port))
                 return None
             raw_port = named[0]
-        elif isinstance(raw_port, str):
-            raw_port = int(raw_port[:6])
+        elif isinstance(raw_port, str):  # an IntOrString holding "8080" is a name, and not a valid one
+            errors.append(FieldError("Invalid", f"{path}.{handler}.port", "must contain at least one letter (a-z)",
+                                     raw_port))
+            return None
         port = _int_field(raw_port, f"{path}.{handler}.port", errors, 1)
         if port > 65535:
             errors.append(FieldError("Invalid", f"{path}.{handler}.port", "must be between 1 and 65535, inclusive",
@@ -1045,8 +1066,20 @@ def deployment_change(before: Mapping[str, Any], after: Mapping[str, Any],
     containers_a = _as_dict(template_a.get("spec")).get("containers")
     if not errors and not containers_a:
         errors.append(FieldError("Required", "spec.template.spec.containers", "must have at least one container"))
+    strategy = spec_a.get("strategy")
+    if strategy is not None and not isinstance(strategy, dict):
+        errors.append(FieldError("Invalid", "spec.strategy", "must be an object", strategy))
+    elif strategy is not None and strategy.get("rollingUpdate") is not None and not isinstance(
+            strategy["rollingUpdate"], dict):
+        errors.append(FieldError("Invalid", "spec.strategy.rollingUpdate", "must be an object",
+                                 strategy["rollingUpdate"]))
     if errors:
         raise invalid("Deployment", "apps", name, errors)
+    # The server defaults what it stores (SetDefaults_Deployment), so a PUT of a manifest that
+    # leaves a default out (progressDeadlineSeconds, a probe's scheme...) changes nothing there.
+    before, after = served({**before, "kind": "Deployment"}), served({**after, "kind": "Deployment"})
+    spec_b, spec_a = _as_dict(before.get("spec")), after["spec"]
+    template_a = spec_a["template"]
 
     replicas: int | None = None
     rep_b, rep_a = spec_b.get("replicas", 1), spec_a.get("replicas", 1)
@@ -1288,6 +1321,12 @@ def service_change(before: Mapping[str, Any], after: Mapping[str, Any]
     spec_b, spec_a = _as_dict(before.get("spec")), after.get("spec")
     if not isinstance(spec_a, dict):
         raise invalid("Service", "", name, [FieldError("Required", "spec", "must be an object")])
+    ports = spec_a.get("ports")
+    if ports is not None and (not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports)):
+        raise invalid("Service", "", name, [FieldError("Invalid", "spec.ports", "must be a list of objects", ports)])
+    # defaulted as the server stores it (SetDefaults_Service: protocol, targetPort, type...)
+    spec_b = _as_dict(served({**before, "kind": "Service"}).get("spec"))
+    spec_a = served({**after, "kind": "Service"})["spec"]
     selector: dict[str, str] | None = None
     sel_b, sel_a = spec_b.get("selector") or {}, spec_a.get("selector") or {}
     if not _json_equal(sel_b, sel_a):
@@ -1298,9 +1337,7 @@ def service_change(before: Mapping[str, Any], after: Mapping[str, Any]
             selector = dict(sel_a)
     target: int | str | None = None
     ports_b, ports_a = spec_b.get("ports") or [], spec_a.get("ports") or []
-    if not isinstance(ports_a, list) or not all(isinstance(p, dict) for p in ports_a):
-        errors.append(FieldError("Invalid", "spec.ports", "must be a list of objects", ports_a))
-    elif len(ports_a) != len(ports_b):
+    if len(ports_a) != len(ports_b):
         errors.append(FieldError("Forbidden", "spec.ports", "the simulated cluster does not model adding or "
                                  "removing a Service's ports"))
     else:
@@ -1335,6 +1372,47 @@ def service_change(before: Mapping[str, Any], after: Mapping[str, Any]
     return selector, target
 
 
+def _replicas_only(kind: str, group: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> int | None:
+    name = str(_dig(after, "metadata", "name") or _dig(before, "metadata", "name") or "")
+    spec_b, spec_a = _as_dict(before.get("spec")), after.get("spec")
+    if not isinstance(spec_a, dict):
+        raise invalid(kind, group, name, [FieldError("Required", "spec", "must be an object")])
+    errors: list[FieldError] = []
+    replicas: int | None = None
+    rep_b, rep_a = spec_b.get("replicas", 1), spec_a.get("replicas", 1)
+    if not _json_equal(rep_b, rep_a):
+        replicas = _int_field(rep_a, "spec.replicas", errors, 0)
+    # a StatefulSet's template is compared as is: before and after are both in served form
+    for path in _diff_keys(spec_b, spec_a, "spec", skip=("replicas",)):
+        errors.append(FieldError("Forbidden", path, "the simulated cluster does not model this change"))
+    if errors:
+        raise invalid(kind, group, name, errors)
+    return replicas
+
+
+def statefulset_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> int | None:
+    """The new ``spec.replicas`` of a patched StatefulSet (``kubectl scale sts``), None when unchanged.
+
+    Labels, annotations and ``status`` are not changes.
+
+    Raises:
+        ApiError: 422 Invalid for replicas that are not a non-negative integer, and for any
+        other change to ``spec`` (the simulated cluster only scales StatefulSets).
+    """
+    return _replicas_only("StatefulSet", "apps", before, after)
+
+
+def scale_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> int | None:
+    """The new ``spec.replicas`` of a patched ``autoscaling/v1`` Scale (the ``deployments/scale``
+    and ``statefulsets/scale`` subresources ``kubectl scale`` patches), None when unchanged.
+
+    Raises:
+        ApiError: 422 Invalid for replicas that are not a non-negative integer, or another
+        change to the Scale's ``spec``.
+    """
+    return _replicas_only("Scale", "autoscaling", before, after)
+
+
 __all__ = [
     "APPLY_PATCH",
     "JSON_PATCH",
@@ -1349,6 +1427,8 @@ __all__ = [
     "deployment_change",
     "invalid",
     "node_change",
+    "scale_change",
     "service_change",
+    "statefulset_change",
     "unsupported_media_type",
 ]

@@ -91,6 +91,13 @@ RESOURCES: tuple[ServedResource, ...] = (
     ServedResource("NodeMetrics", "nodes", METRICS_GROUP, "v1beta1", False, ""),
 )
 
+AUTHORIZATION_GROUP = "authorization.k8s.io"
+REVIEWS: tuple[ServedResource, ...] = (
+    # kubectl auth can-i and k9s ask before they act; answered from the routes (see
+    # KubeAPIServer._access_review), not from RBAC.
+    ServedResource("SelfSubjectAccessReview", "selfsubjectaccessreviews", AUTHORIZATION_GROUP, "v1", False, ""),
+)
+
 CHAOS_RESOURCES: tuple[ServedResource, ...] = (
     ServedResource("StressChaos", "stresschaos", CHAOS_GROUP, "v1alpha1", True, "", (), ("chaos-mesh",),
                    writes=("create", "delete")),
@@ -123,6 +130,8 @@ def resource_list(group: str, version: str, resources: Sequence[ServedResource],
         if r.group != group or r.version != version:
             continue
         verbs = ["get", "list"] if r.group == METRICS_GROUP else ["get", "list", "watch"]
+        if r.group == AUTHORIZATION_GROUP:
+            verbs = ["create"]
         if writable:
             verbs += list(r.writes)
         if r.group == CHAOS_GROUP:
@@ -144,5 +153,5 @@ def resource_list(group: str, version: str, resources: Sequence[ServedResource],
             "groupVersion": f"{group}/{version}" if group else version, "resources": items}
 
 
-__all__ = ["CHAOS_GROUP", "CHAOS_RESOURCES", "METRICS_GROUP", "RESOURCES", "ServedResource", "group_list",
-           "group_versions", "resource_list"]
+__all__ = ["AUTHORIZATION_GROUP", "CHAOS_GROUP", "CHAOS_RESOURCES", "METRICS_GROUP", "RESOURCES", "REVIEWS",
+           "ServedResource", "group_list", "group_versions", "resource_list"]

@@ -1711,8 +1711,8 @@ class Cluster:
                                      "controller": True, "blockOwnerDeletion": True}],
                 "creationTimestamp": timestamp(rs.created_t),
             },
-            # The whole pod template, as the ReplicaSet controller copies it from the Deployment
-            # (``kubectl rollout undo`` patches it back onto the Deployment).
+            # Every revision's full pod template and selector, as the deployment controller
+            # writes them: `kubectl rollout undo` patches the Deployment back to this template.
             "spec": {"replicas": rs.replicas,
                      "selector": {"matchLabels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
                      "template": {"metadata": {"labels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
