@@ -467,3 +467,20 @@ def test_proxy_model_equals_the_embedded_probe(cluster: tuple[Simulator, SimWorl
     assert posted is not None and got is not None
     assert (posted.what, got.what) == ("route add-to-cart", "route view-cart")
     assert world.model_request("nope", "/", {}) is None
+
+
+@pytest.mark.parametrize("app", ["online-boutique", "astronomy-shop", "train-ticket"])
+def test_every_catalog_image_carries_its_defect(app: str) -> None:
+    """Each code change of each shipped catalog, as an image: the pods' source has the defect's
+    marker, the template has the image, and the release image again takes the marker away."""
+    sim = Simulator(app, seed=1)
+    world = SimWorld(sim, load_catalog(app))
+    assert world.change_images
+    for image, spec in world.change_images.items():
+        assert spec.change is not None and spec.id not in image
+        release = sim.app.service(spec.target).image
+        world.roll_out(spec.target, image=image, summary="s", author="admin")
+        assert sim.workload(spec.target).image == image
+        assert spec.change.defect_marker() in sim.source_files(spec.target)[spec.change.file], spec.id
+        world.roll_out(spec.target, image=release, summary="s", author="admin")
+        assert spec.change.defect_marker() not in sim.source_files(spec.target).get(spec.change.file, ""), spec.id
