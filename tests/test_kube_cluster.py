@@ -484,3 +484,31 @@ def test_every_catalog_image_carries_its_defect(app: str) -> None:
         assert spec.change.defect_marker() in sim.source_files(spec.target)[spec.change.file], spec.id
         world.roll_out(spec.target, image=release, summary="s", author="admin")
         assert spec.change.defect_marker() not in sim.source_files(spec.target).get(spec.change.file, ""), spec.id
+
+
+def test_pod_chaos_kills_a_store_as_the_catalog_store_restart() -> None:
+    catalog = load_catalog("train-ticket")
+    spec = next(s for s in catalog.faults if s.id == "tt-route-mongo-data-loss")
+    assert spec.runtime is not None and spec.runtime.store is not None
+    sim = Simulator("train-ticket", seed=4)
+    world = SimWorld(sim, catalog)
+    admin = AdminMutator(sim, world)
+    ns = sim.app.namespace
+    sim.advance(20)
+    before = {p.name for p in sim.pods(spec.runtime.store) if not p.terminating}
+    obj = {"metadata": {"name": "kill"}, "spec": {"action": "pod-kill", "mode": "all", "selector": {
+        "namespaces": [ns], "labelSelectors": {"app": spec.runtime.store}}}}
+    admin.create_custom("chaos-mesh.org", "v1alpha1", "podchaos", ns, obj, _req())
+    assert before and all(p.terminating for p in sim.pods(spec.runtime.store) if p.name in before)
+    (eff,) = sim.effects.values()
+    embedded = Simulator("train-ticket", seed=4)
+    embedded.advance(20)
+    embedded.apply_fault(spec)
+    (expected,) = embedded.effects.values()
+    assert _strip(eff) == _strip(expected)
+    admin.delete_custom("chaos-mesh.org", "v1alpha1", "podchaos", ns, "kill", _req())
+    assert not sim.effects
+    with pytest.raises(ApiError) as err:
+        admin.create_custom("chaos-mesh.org", "v1alpha1", "podchaos", ns,
+                            {"metadata": {"name": "f"}, "spec": {**obj["spec"], "action": "pod-failure"}}, _req())
+    assert err.value.code == 422 and "pod-kill" in err.value.message
