@@ -422,7 +422,8 @@ def test_strategic_directives() -> None:
     assert fin["metadata"]["finalizers"] == ["c", "b"]
     # an element without its merge key; $patch: merge, which the Go code does not take either
     for bad in ('"containers":[{"image":"x"}]', '"containers":[{"name":"server","$patch":"merge"}]',
-                '"nodeSelector":{"$patch":"merge"}', '"containers":[{"name":"server","$patch":"nope"}]'):
+                '"containers":[{"name":"server","resources":{"$patch":"merge"}}]',
+                '"containers":[{"name":"server","$patch":"nope"}]'):
         with pytest.raises(ApiError) as err:
             smp(bad)
         assert err.value.code == 400, bad

@@ -38,10 +38,17 @@ deeper than :data:`MAX_DEPTH` levels are refused with 400 (the Go decoder allows
 strategic patch the Go code rejects with a plain error (a 500 from the real server: a list
 element without its merge key, a ``$patch`` directive it does not know) is a ``400
 BadRequest`` here; a strategic patch of a kind with no Go type (a custom object) is refused
-with 415 as the real server refuses it for custom resources; values a strategic or merge
-patch adds where the object had none are merged into an empty value (so their directives
-and nulls are processed, where the Go code copies them verbatim and the decoder drops them);
-``application/apply-patch+yaml`` (server-side apply) is refused with 415.
+with 415 as the real server refuses it for custom resources; values a strategic patch adds
+where the object had none are taken as the Go code takes them (as is) but without their
+directives and nulls, which the server's typed decoding would drop; the patched object is
+not decoded into the Go types here, so a field of the wrong type or an unknown field stays in
+it (:func:`deployment_change`, :func:`node_change` and :func:`service_change` validate what
+they read, with the apiserver's ``422 Invalid``); ``application/apply-patch+yaml``
+(server-side apply) is refused with 415.
+
+``tests/test_kube_patching.py`` checks all of this against ``kubectl patch --local``, which
+runs the same Go code (``strategicpatch`` with the Go types' tags, ``json-patch`` v4) without
+a server.
 
 :func:`deployment_change`, :func:`node_change` and :func:`service_change` say what a patched
 object changed, as the typed writes of :mod:`engine.kube.protocol`.
@@ -642,7 +649,7 @@ def _smp_map(original: Any, patch: Obj, type_: str, depth: int) -> Obj:
             if not isinstance(value, list):
                 raise _bad_request("invalid patch format of setElementOrder list")
             _check_order(value, order, f.key)
-            merged = (_smp_list(current_list, value, f, depth + 1) if f.merge
+            merged = (_smp_list(current_list, value, f, depth + 1) if f.merge and isinstance(current, list)
                       else [_strip(v, depth + 1) for v in value])
         else:
             merged = list(current_list)
@@ -662,17 +669,14 @@ def _smp_map(original: Any, patch: Obj, type_: str, depth: int) -> Obj:
             continue
         f = _field(type_, k)
         current = result.get(k)
-        if isinstance(value, dict):
-            result[k] = _smp_map(current if isinstance(current, dict) else {}, value, f.type, depth + 1)
-        elif isinstance(value, list):
-            if f.merge and isinstance(current, list):
-                result[k] = _smp_list(current, value, f, depth + 1)
-            elif f.merge:
-                result[k] = _smp_list([], value, f, depth + 1)
-            else:
-                result[k] = [_strip(v, depth + 1) for v in value]
+        # mergeMap recurses only where the object has a value of the same kind; anything else
+        # is the patch's value, taken as is
+        if isinstance(value, dict) and isinstance(current, dict):
+            result[k] = _smp_map(current, value, f.type, depth + 1)
+        elif isinstance(value, list) and isinstance(current, list) and f.merge:
+            result[k] = _smp_list(current, value, f, depth + 1)
         else:
-            result[k] = value
+            result[k] = _strip(value, depth + 1)
     return result
 
 
@@ -748,14 +752,14 @@ def _smp_list(original: list[Any], patch: list[Any], f: _Field, depth: int) -> l
         else:
             raise _bad_request(f"unknown patch type: {_go_value(directive)} in map: {_go_value(item)}")
     if replace:
-        return [_smp_map({}, item, f.type, depth + 1) for item in plain]
+        return [_strip(item, depth + 1) for item in plain]
     result = [item for item in original if not (isinstance(item, dict) and _hkey(item.get(f.key)) in deleted)]
     where = {_hkey(item.get(f.key)): i for i, item in reversed(list(enumerate(result)))}
     for item in plain:
         at = where.get(_hkey(item[f.key]))
         if at is None:
             where[_hkey(item[f.key])] = len(result)
-            result.append(_smp_map({}, item, f.type, depth + 1))
+            result.append(_strip(item, depth + 1))  # appended as is (mergeSliceWithoutSpecialElements)
         else:
             result[at] = _smp_map(result[at], item, f.type, depth + 1)
     return _order(result, plain, original, f.key)
