@@ -604,6 +604,23 @@ _JSON_PATCHES = [
 ]
 
 
+_MERGE_PATCHES = [
+    '{"metadata":{"labels":null,"annotations":{"a":"b"}}}',
+    '{"spec":{"template":{"spec":{"containers":null,"nodeSelector":{"z":"a"}}}}}',
+    '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":null}},"replicas":0}}',
+    '{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"now"}}}}}',
+]
+_NODE_AND_SERVICE = [
+    ("cordon", STRATEGIC_MERGE_PATCH,
+     '{"spec":{"taints":[{"key":"a","effect":"NoSchedule"}],"podCIDRs":["10.0.0.0/24"]}}'),
+    ("cordon", STRATEGIC_MERGE_PATCH, '{"status":{"conditions":[{"type":"Ready","status":"False"}]}}'),
+    ("uncordon", STRATEGIC_MERGE_PATCH, '{"spec":{"$retainKeys":["taints"],"taints":[]}}'),
+    ("patch_service_selector", STRATEGIC_MERGE_PATCH,
+     '{"spec":{"ports":[{"port":81,"targetPort":9090},{"port":80,"$patch":"delete"}]}}'),
+    ("patch_service_selector", STRATEGIC_MERGE_PATCH, '{"spec":{"ports":[{"port":80,"targetPort":"http"}]}}'),
+]
+
+
 @pytest.mark.skipif(_KUBECTL is None, reason="kubectl not installed")
 def test_conformance_with_kubectl_patch_local(tmp_path: Path) -> None:
     """Every captured body, the directive cases and the JSON patches above, and 40 mutations of
@@ -618,6 +635,8 @@ def test_conformance_with_kubectl_patch_local(tmp_path: Path) -> None:
     deploy = fixture("set_image")["before"]
     cases += [(deploy, STRATEGIC_MERGE_PATCH, body) for body in _DIRECTIVES]
     cases += [(deploy, JSON_PATCH, body) for body in _JSON_PATCHES]
+    cases += [(deploy, MERGE_PATCH, body) for body in _MERGE_PATCHES]
+    cases += [(fixture(name)["before"], ctype, body) for name, ctype, body in _NODE_AND_SERVICE]
     rnd = random.Random(15)
     for _ in range(40):
         name = rnd.choice([n for n in _CAPTURED if fixture(n)["requests"][0]["content_type"] in _KUBECTL_TYPES])
