@@ -50,8 +50,11 @@ they read, with the apiserver's ``422 Invalid``); ``application/apply-patch+yaml
 runs the same Go code (``strategicpatch`` with the Go types' tags, ``json-patch`` v4) without
 a server.
 
-:func:`deployment_change`, :func:`node_change` and :func:`service_change` say what a patched
-object changed, as the typed writes of :mod:`engine.kube.protocol`.
+:func:`deployment_change`, :func:`node_change`, :func:`service_change`,
+:func:`statefulset_change` and :func:`scale_change` say what a patched (or replaced) object
+changed, as the typed writes of :mod:`engine.kube.protocol`, and refuse what the simulated
+cluster cannot express with ``422 Invalid``. The bodies kubectl 1.37 sends for each of its
+write commands are in ``tests/data/kube_patches`` (``tests/kube_patch_capture.py``).
 """
 
 from __future__ import annotations
