@@ -1044,11 +1044,12 @@ class KubeAPIServer:
     # ----------------------------------------------------------------- service proxy
 
     async def _service_proxy(self, request: web.Request, namespace: str, target: str, path: str) -> web.Response:
-        if self.proxy is None:
-            raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{target}"')
         service, _, port = target.partition(":")
+        await self._refresh()
         if self._find("Service", namespace, service) is None:
             raise not_found(next(r for r in self.resources if r.plural == "services"), service)
+        if self.proxy is None:
+            raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{target}"')
         body = await self._body(request)
         proxy = self.proxy
 
