@@ -1449,7 +1449,10 @@ def _updated(before: Obj, method: str, content_type: str, body: bytes, res: Serv
         return doc
     patching = _patching()
 
-    patched: Obj = patching.apply_patch(copy.deepcopy(before), content_type.split(";")[0].strip(), body)
+    try:
+        patched: Obj = patching.apply_patch(copy.deepcopy(before), content_type.split(";")[0].strip(), body)
+    except (ValueError, UnicodeDecodeError) as exc:  # a patch module's own decoding error, not an ApiError
+        raise _bad_request(f"error decoding patch: {exc}") from None
     return patched
 
 
