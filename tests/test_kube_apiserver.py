@@ -242,6 +242,9 @@ def test_get_pods_all_namespaces_wide_has_server_columns(cluster: Cluster) -> No
     # AGE from the substrate's clock: the pods are minutes old, not 330 days.
     assert "CrashLoopBackOff" in out and "d " not in out.split("\n")[1]
     assert cluster.ok("get", "pods") == _typed(cluster, "pods", "Pod", namespace=NS)
+    assert cluster.ok("get", "pods", "-o", "json") == _typed(cluster, "pods", "Pod", namespace=NS, output="json")
+    name = cluster.api.objects("Pod")[0]["metadata"]["name"]
+    assert cluster.ok("get", "pod", name, "-o", "yaml") == _typed(cluster, "pods", "Pod", name=name, output="yaml")
 
 
 def test_get_deployments_services_nodes_events_endpoints_match_typed_tools(cluster: Cluster) -> None:
