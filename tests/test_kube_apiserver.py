@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 import types
@@ -168,52 +167,6 @@ class RecordingMutator:
     def delete_custom(self, group: str, version: str, plural: str, namespace: str, name: str,
                       req: Requester) -> None:
         self.calls.append(("delete_custom", (group, plural, namespace, name), req))
-
-
-def _merge(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge(out.get(k), v)
-    return out
-
-
-@pytest.fixture
-def patching(monkeypatch: pytest.MonkeyPatch) -> None:
-    """engine.kube.patching, or -- until it lands (branch i15-patching) -- a local stand-in that knows
-    merge patches of spec.replicas and container images only, to test the server's routing."""
-    try:
-        import engine.kube.patching
-        return
-    except ImportError:
-        pass
-    fake = types.ModuleType("engine.kube.patching")
-
-    def apply_patch(obj: dict[str, Any], content_type: str, body: bytes | str) -> dict[str, Any]:
-        doc = json.loads(body)
-        if content_type not in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
-            raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
-                                                        f"accepted media types include: {content_type}")
-        return dict(_merge(obj, doc))
-
-    def deployment_change(before: dict[str, Any], after: dict[str, Any], replicasets: Any) -> DeploymentChange:
-        rb, ra = before["spec"].get("replicas"), after["spec"].get("replicas")
-        ib = before["spec"]["template"]["spec"]["containers"][0]["image"]
-        ia = (after["spec"]["template"]["spec"]["containers"] or [{}])[0].get("image", ib)
-        return DeploymentChange(deployment=before["metadata"]["name"], replicas=ra if ra != rb else None,
-                                image=ia if ia != ib else None)
-
-    fake.apply_patch = apply_patch  # type: ignore[attr-defined]
-    fake.deployment_change = deployment_change  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "engine.kube.patching", fake)
-    import engine.kube
-
-    monkeypatch.setattr(engine.kube, "patching", fake, raising=False)
 
 
 @pytest.fixture
@@ -595,7 +548,7 @@ def test_secrets_serve_keys_only(tmp_path: Path) -> None:
 # ----------------------------------------------------------------- writes through the Mutator
 
 
-def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: None) -> None:
+def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster) -> None:
     mutator = live.api.mutator
     assert isinstance(mutator, RecordingMutator)
     out = live.ok("scale", "deployment/frontend", "--replicas=3")
@@ -633,6 +586,24 @@ def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: 
     assert live.ok("auth", "can-i", "patch", "deployments/scale").strip() == "yes"
     proc = live.run("auth", "can-i", "create", "deployments")
     assert (proc.returncode, proc.stdout.strip()) == (1, "no - this API does not accept that write")
+    # The kubectl writes of a rollout, parsed by engine.kube.patching into typed changes.
+    assert live.ok("set", "image", "deploy/frontend", "server=registry.local/frontend:abc").strip() == \
+        "deployment.apps/frontend image updated"
+    change = mutator.calls[-1][1]
+    assert change == DeploymentChange(deployment="frontend", image="registry.local/frontend:abc")
+    live.advance(60)
+    assert live.ok("set", "env", "deploy/cartservice", "FOO=bar").strip() == "deployment.apps/cartservice env updated"
+    assert mutator.calls[-1][1] == DeploymentChange(deployment="cartservice", env={"FOO": "bar"})
+    assert live.ok("rollout", "restart", "deploy/cartservice").strip() == "deployment.apps/cartservice restarted"
+    assert mutator.calls[-1][1] == DeploymentChange(deployment="cartservice", restart=True)
+    assert live.ok("rollout", "undo", "deploy/frontend").strip() == "deployment.apps/frontend rolled back"
+    assert mutator.calls[-1][1] == DeploymentChange(deployment="frontend", rollback_to=1)
+    assert live.ok("patch", "svc", "frontend", "-p", '{"spec":{"selector":{"app":"frontend","v":"2"}}}').strip() \
+        == "service/frontend patched"
+    assert mutator.calls[-1][1] == ("frontend", {"app": "frontend", "v": "2"}, None)
+    proc = live.run("cordon", "node-a-1")
+    assert mutator.calls[-1][1] == NodeChange(node="node-a-1", unschedulable=True)  # kubectl exits 0 here
+    assert proc.stderr.strip() == "error: unable to cordon node \"node-a-1\": nodes are the administrator's"
     # A replace carrying a stale resourceVersion: 409 Conflict, as the real server words it.
     call = http(live.api)
     status, deploy = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/frontend")
@@ -664,7 +635,7 @@ def test_time_anchor_moves_every_timestamp(tmp_path: Path) -> None:
     assert K.get("pods", [pod], now=api.now()).splitlines()[1].split()[-1] == "60s"
 
 
-def test_incident_naming_statefulset_scale_conflicts_proxy_and_chaos(patching: None) -> None:
+def test_incident_naming_statefulset_scale_conflicts_proxy_and_chaos() -> None:
     sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
            "metadata": {"name": "db", "namespace": NS, "uid": "u-db", "creationTimestamp": "2026-01-05T08:00:00Z",
                         "labels": {"app": "db"}},
@@ -753,7 +724,7 @@ _PARAMS = ["labelSelector", "fieldSelector", "limit", "continue", "resourceVersi
            "allowWatchBookmarks", "sendInitialEvents"]
 
 
-def test_bad_requests_get_status_answers_never_a_crash_or_a_hang(patching: None) -> None:
+def test_bad_requests_get_status_answers_never_a_crash_or_a_hang() -> None:
     """800 requests drawn uniformly (seeded) from real and broken paths, parameters, bodies and
     content types: every answer is below 500 and every failure a Status with its code, in time."""
     import collections

@@ -62,7 +62,6 @@ import base64
 import binascii
 import bisect
 import copy
-import importlib
 import json
 import math
 import re
@@ -76,8 +75,8 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.kube import protobuf, tables
-from engine.kube.protocol import ApiError, Mutator, NodeChange, Requester
+from engine.kube import patching, protobuf, tables
+from engine.kube.protocol import ApiError, DeploymentChange, Mutator, NodeChange, Requester
 from engine.kube.resources import (
     AUTHORIZATION_GROUP,
     CHAOS_GROUP,
@@ -1138,35 +1137,20 @@ class KubeAPIServer:
                                                   "uid": (before.get("metadata") or {}).get("uid", "")}})
         after_obj = _updated(before, method, request.headers.get("Content-Type", ""), body, res, name)
         if res.plural == "deployments":
-            patching = _patching()
-
             replicasets = [rs for rs in self._items("ReplicaSet") if _key(rs)[0] == ns]
             change = patching.deployment_change(before, after_obj, replicasets)
             if not change.empty:
                 await self._locked(lambda: mutator.change_deployment(change, req))
         elif res.plural == "statefulsets":
-            checked = getattr(_patching(), "statefulset_change", None)
-            if checked is not None:
-                new_replicas: int | None = checked(before, after_obj)
-            else:
-                others = _differences(before, after_obj, ignore=("spec.replicas",))
-                if others:
-                    raise _invalid(res, name, others)
-                replicas = (after_obj.get("spec") or {}).get("replicas")
-                new_replicas = None if replicas == (before.get("spec") or {}).get("replicas") else \
-                    _replicas(res, name, replicas)
+            new_replicas = patching.statefulset_change(before, after_obj)
             if new_replicas is not None:
                 n = new_replicas
                 await self._locked(lambda: mutator.scale_statefulset(name, n, req))
         elif res.plural == "services":
-            patching = _patching()
-
             selector, target_port = patching.service_change(before, after_obj)
             if selector is not None or target_port is not None:
                 await self._locked(lambda: mutator.patch_service(name, selector, target_port, req))
         elif res.plural == "nodes":
-            patching = _patching()
-
             node_change: NodeChange = patching.node_change(before, after_obj)
             if node_change.unschedulable is not None or node_change.taints is not None:
                 await self._locked(lambda: mutator.change_node(node_change, req))
@@ -1191,16 +1175,10 @@ class KubeAPIServer:
         req = self._requester(request, user, body)
         scale_res = ServedResource("Scale", f"{res.plural}", res.group, res.version, True, "")
         new_scale = _updated(scale, request.method, request.headers.get("Content-Type", ""), body, scale_res, name)
-        checked = getattr(_patching(), "scale_change", None) if request.method == "PATCH" else None
-        if checked is not None:
-            changed: int | None = checked(scale, new_scale)
-            replicas = scale["spec"]["replicas"] if changed is None else changed
-        else:
-            replicas = _replicas(res, name, (new_scale.get("spec") or {}).get("replicas"))
+        changed = patching.scale_change(scale, new_scale)
+        replicas = scale["spec"]["replicas"] if changed is None else changed
         if replicas != scale["spec"]["replicas"]:
             if res.plural == "deployments":
-                from engine.kube.protocol import DeploymentChange
-
                 change = DeploymentChange(deployment=name, replicas=replicas)
                 await self._locked(lambda: mutator.change_deployment(change, req))
             else:
@@ -1374,12 +1352,6 @@ class KubeAPIServer:
 # ----------------------------------------------------------------- helpers
 
 
-def _patching() -> Any:
-    """:mod:`engine.kube.patching`, imported when a write needs it (patch parsing and the
-    typed changes; a read-only server never loads it)."""
-    return importlib.import_module("engine.kube.patching")
-
-
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
@@ -1447,46 +1419,11 @@ def _updated(before: Obj, method: str, content_type: str, body: bytes, res: Serv
                                             "and try again", {"name": name, "kind": res.plural,
                                                               **({"group": res.group} if res.group else {})})
         return doc
-    patching = _patching()
-
     try:
         patched: Obj = patching.apply_patch(copy.deepcopy(before), content_type.split(";")[0].strip(), body)
     except (ValueError, UnicodeDecodeError) as exc:  # a patch module's own decoding error, not an ApiError
         raise _bad_request(f"error decoding patch: {exc}") from None
     return patched
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out or {prefix: {}}
-    return {prefix: value}
-
-
-def _differences(before: Obj, after: Obj, ignore: Sequence[str]) -> list[str]:
-    """Spec paths that differ between two objects (metadata and status are not compared)."""
-    a, b = _flatten(before.get("spec") or {}, "spec"), _flatten(after.get("spec") or {}, "spec")
-    return sorted(p for p in a.keys() | b.keys() if a.get(p) != b.get(p) and p not in ignore)
-
-
-def _invalid(res: ServedResource, name: str, paths: Sequence[str]) -> ApiError:
-    causes = [{"reason": "FieldValueForbidden", "message": "Forbidden: the simulated cluster does not model "
-                                                             "this change", "field": p} for p in paths]
-    return ApiError(422, "Invalid", f'{res.kind}.{res.group or "core"} "{name}" is invalid: {paths[0]}: Forbidden: '
-                                    "the simulated cluster changes only spec.replicas of a StatefulSet",
-                    {"name": name, "group": res.group, "kind": res.kind, "causes": causes})
-
-
-def _replicas(res: ServedResource, name: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ApiError(422, "Invalid", f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: '
-                                       f"{json.dumps(value)}: must be greater than or equal to 0",
-                       {"name": name, "group": "autoscaling", "kind": "Scale",
-                        "causes": [{"reason": "FieldValueInvalid", "message": "Invalid value", "field":
-                                    "spec.replicas"}]})
-    return value
 
 
 def _scale_of(obj: Obj) -> Obj:
