@@ -779,3 +779,53 @@ def test_bad_requests_get_status_answers_never_a_crash_or_a_hang() -> None:
             seen[status] += 1
     # the draw reaches the handlers, not only the router
     assert {200, 400, 404, 405, 415} <= set(seen), seen
+
+
+def test_delete_waits_for_the_pod_to_go_and_rollout_status_follows(live: Cluster) -> None:
+    stop = threading.Event()
+
+    def pace() -> None:  # the cluster's clock moving, as marathon cluster's pacing loop moves it
+        while not stop.is_set():
+            live.advance(2)
+            time.sleep(0.2)
+
+    pacer = threading.Thread(target=pace, daemon=True)
+    victim = next(p for p in live.api.objects("Pod") if _app_of(p) == "cartservice")["metadata"]["name"]
+    pacer.start()
+    try:
+        started = time.monotonic()
+        proc = live.run("delete", "pod", victim, timeout=60)  # kubectl waits on a watch for DELETED
+        assert proc.returncode == 0 and proc.stdout.strip() == f'pod "{victim}" deleted from {NS} namespace'
+        assert time.monotonic() - started < 30
+        assert victim not in {p["metadata"]["name"] for p in live.api.objects("Pod")}
+        live.ok("scale", "deploy/frontend", "--replicas=3")
+        out = live.ok("rollout", "status", "deploy/frontend", "--timeout=60s")
+        assert out.splitlines()[-1] == 'deployment "frontend" successfully rolled out'
+    finally:
+        stop.set()
+        pacer.join(timeout=30)
+
+
+def test_logs_since_time_limit_bytes_and_initial_events(raw: Callable[..., Any], live: Cluster) -> None:
+    pod = next(p for p in live.api.objects("Pod") if _app_of(p) == "frontend")["metadata"]["name"]
+    path = f"/api/v1/namespaces/{NS}/pods/{pod}/log"
+    at = live.api.now() - timedelta(seconds=10)
+    status, text = raw("GET", path, params={"sinceTime": at.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    with live.lock:
+        expected = live.sim.logs(pod, since=live.sim.now - 10)
+    assert status == 200 and text == "".join(line + "\n" for line in expected)
+    status, text = raw("GET", path, params={"limitBytes": "100"})
+    assert status == 200 and len(text.encode()) == 100
+    status, body = raw("GET", path, params={"sinceSeconds": "0"})
+    assert status == 422 and body["reason"] == "Invalid"
+    status, body = raw("GET", path, params={"timestamps": "true"})
+    assert status == 400 and "timestamps" in body["message"]
+    # sendInitialEvents: every object ADDED, then a BOOKMARK marking the end of the initial events.
+    status, text = raw("GET", f"/api/v1/namespaces/{NS}/services", params={
+        "watch": "1", "sendInitialEvents": "true", "allowWatchBookmarks": "true",
+        "resourceVersionMatch": "NotOlderThan", "timeoutSeconds": "1"})
+    events = [json.loads(line) for line in text.splitlines()]
+    n = len(live.api.objects("Service"))
+    assert [e["type"] for e in events[:n]] == ["ADDED"] * n
+    assert events[n]["type"] == "BOOKMARK"
+    assert events[n]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
