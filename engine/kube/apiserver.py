@@ -14,7 +14,7 @@
   events.k8s.io/v1), configmaps, secrets, deployments, replicasets and statefulsets;
 * server-side ``Table`` output (:mod:`engine.kube.tables`), also in watches;
 * ``pods/log`` (``container``, ``tailLines``, ``previous``, ``sinceSeconds``, ``sinceTime``,
-  ``limitBytes``, ``follow``) with the kubelet's error texts;
+  ``limitBytes``, ``timestamps``, ``follow``) with the kubelet's error texts;
 * ``metrics.k8s.io/v1beta1`` PodMetrics and NodeMetrics from :meth:`Substrate.scrape`
   (``kubectl top``);
 * writes parsed into typed changes (:mod:`engine.kube.protocol`) and decided by a
@@ -45,10 +45,11 @@ Departures from a real kube-apiserver, by design:
 * secrets are served with their data keys and empty values (the values are never served);
 * field selectors accept any field path (a real server accepts only the fields each resource
   indexes) and ``Events`` carry no ``eventTime`` unless the substrate sets one;
-* ``pods/log`` with ``timestamps=true`` is refused (``400``): the substrate's log interface
-  has no per-line timestamps; ``follow`` polls the substrate, re-reading :data:`FOLLOW_LAG_S` behind its last read
-  (traffic lines appear when their log window closes) and sending each line once, so lines
-  may arrive out of order by up to that lag; it ends when the container restarts or the pod goes;
+* ``pods/log`` timestamps (``timestamps=true``) are the substrate's own (run time on its
+  epoch), not moved by ``anchor_wall_clock``; ``follow`` polls the substrate, re-reading
+  :data:`FOLLOW_LAG_S` behind its last read (traffic lines appear when their log window
+  closes) and sending each line once, so lines may arrive out of order by up to that lag; it
+  ends when the container restarts or the pod goes;
 * NodeMetrics are the sums of the node's pods' container usage (a real metrics-server reads
   the node's root cgroup, system daemons included); a container's CPU is the rate of
   ``container_cpu_usage_seconds_total`` over the last ~30 s of run time the server sampled
@@ -839,9 +840,7 @@ class KubeAPIServer:
         if container != containers[0]:
             raise _bad_request(f'container "{container}" in pod "{name}" is not the application container: '
                                "the simulated cluster keeps logs of the application container only")
-        if _bool_param(query, "timestamps"):
-            raise _bad_request("timestamps=true is not supported: the substrate's log lines carry no "
-                               "separate timestamps (the simulated cluster's departure from the kubelet)")
+        timestamps = _bool_param(query, "timestamps")
         previous = _bool_param(query, "previous")
         tail = _int_param(query, "tailLines")
         limit_bytes = _int_param(query, "limitBytes")
@@ -864,8 +863,9 @@ class KubeAPIServer:
 
         def read(since_t: float | None, tail_n: int | None) -> tuple[list[str], float]:
             with self.lock:
-                return list(self.substrate.logs(name, tail=tail_n, previous=previous, since=since_t)), \
-                    self.substrate.now
+                lines = (self.substrate.logs(name, tail=tail_n, previous=previous, since=since_t, timestamps=True)
+                         if timestamps else self.substrate.logs(name, tail=tail_n, previous=previous, since=since_t))
+                return list(lines), self.substrate.now
 
         loop = asyncio.get_running_loop()
         try:
