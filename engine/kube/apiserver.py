@@ -814,8 +814,12 @@ class KubeAPIServer:
                 wait = min(deadline, next_bookmark if bookmarks else deadline) - loop.time()
                 await self._changed(max(0.05, min(wait, POLL_S)))
                 await self._refresh()
-        except (ConnectionResetError, ConnectionError):
+        except ConnectionError:
             return resp
+        except Exception as exc:  # the stream is open: end it with an ERROR event, as the real server does
+            err = ApiError(500, "InternalError", f"Internal error occurred: {type(exc).__name__}: {exc}")
+            with suppress(ConnectionError):
+                await resp.write((json.dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
         with suppress(ConnectionError):
             await resp.write_eof()
         return resp
@@ -930,8 +934,11 @@ class KubeAPIServer:
                 if fresh and not await emit("".join(line + "\n" for line in fresh)):
                     break
             await resp.write_eof()
-        except (ConnectionResetError, ConnectionError):
+        except ConnectionError:
             pass
+        except Exception:  # the stream is open: a read that fails ends it (the kubelet's stream ends too)
+            with suppress(ConnectionError):
+                await resp.write_eof()
         return resp
 
     # ----------------------------------------------------------------- metrics.k8s.io
