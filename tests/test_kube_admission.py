@@ -1,0 +1,399 @@
+"""The operator's Kubernetes API as an admission step (issue 15 part 3, :mod:`engine.run.kubeapi`).
+
+Each write reaching :class:`engine.run.kubeapi.OperatorMutator` is one act call through the run's
+policy layer, recorded with its raw request; these tests are the adversaries (writes without an
+incident, with a resolved one, on harness objects, Nodes, chaos objects, a delete loop against
+the rate limit) and the equivalence proof: the same act through the typed tool and through the
+API records the same events and earns the same score, and a bundle with API writes replays.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.kube.protocol import ApiError, DeploymentChange, NodeChange, Requester
+from engine.operate.policy import MAX_ACTS_PER_INVOCATION
+from engine.operate.toolargs import MARKER_KEY, bound_request
+from engine.run.kubeapi import INCIDENT_ANNOTATION, OperatorMutator, request_record, write_modes
+from engine.run.orchestrator import Orchestrator
+from engine.run.replay import replay
+from engine.run.sealinputs import seal_run
+from engine.run.session import RunSession
+from faults.generator import generate
+from scoring.score import score_events
+from tui.human import HumanOperator
+
+NS = "online-boutique"
+SEED = 2
+
+
+def _run(tmp_path: Path | None = None, name: str = "run", until: float = 150.0) -> Orchestrator:
+    run = Orchestrator(generate("online-boutique", SEED, "short-5"), operator=HumanOperator(),
+                       run_dir=None if tmp_path is None else tmp_path / name)
+    run.start()
+    run.advance_to(until)
+    return run
+
+
+def _incident(run: Orchestrator, title: str = "frontend rollout stuck") -> str:
+    alerts = run.alert_history.instances if run.alert_history else []
+    assert alerts, "the run raised alerts by now"
+    res = run.tools.call("report_incident", {"alerts": [f"A-{alerts[0].id}"], "title": title})
+    assert res.ok, res.error
+    return str(res.data["incident"])
+
+
+def _req(incident: str | None, path: str, method: str = "PATCH", body: str = "",
+         content_type: str = "application/strategic-merge-patch+json") -> Requester:
+    return Requester("operator", incident, method, path, content_type, body)
+
+
+def _deploy_path(name: str, sub: str = "") -> str:
+    return f"/apis/apps/v1/namespaces/{NS}/deployments/{name}{sub}"
+
+
+def _pod(run: Orchestrator, service: str) -> str:
+    return next(p["metadata"]["name"] for p in run.sim.objects("Pod") if p["metadata"]["labels"]["app"] == service)
+
+
+def _calls(run: Orchestrator) -> list[dict[str, Any]]:
+    return [e.payload for e in run.stream.events if e.kind == "tool.call"]
+
+
+def _actions(run: Orchestrator) -> list[dict[str, Any]]:
+    return [e.payload for e in run.stream.events if e.kind == "action.executed"]
+
+
+def _raises(code: int, fn: Any, *args: Any) -> ApiError:
+    with pytest.raises(ApiError) as info:
+        fn(*args)
+    assert info.value.code == code, info.value.message
+    return info.value
+
+
+# --------------------------------------------------------------------- incidents
+
+
+def test_a_write_without_an_incident_is_forbidden_says_how_and_is_recorded() -> None:
+    run = _run()
+    inc = _incident(run)
+    mut = OperatorMutator(run)
+    err = _raises(403, mut.change_deployment, DeploymentChange("frontend", replicas=3),
+                  _req(None, _deploy_path("frontend", "/scale")))
+    assert err.reason == "Forbidden"
+    assert err.message.startswith('deployments.apps "frontend" is forbidden: ')
+    for how in ("--as=<incident>", "fieldManager", INCIDENT_ANNOTATION, inc):
+        assert how in err.message, how
+    assert err.details == {"name": "frontend", "group": "apps", "kind": "deployments"}
+    call = _calls(run)[-1]
+    # Recorded as the typed call without an incident is: invalid arguments, with the raw request.
+    assert call["tool"] == "scale_deployment" and not call["allowed"] and call["reason"] == "invalid arguments"
+    assert call["request"]["path"] == _deploy_path("frontend", "/scale") and call["request"]["method"] == "PATCH"
+    assert not _actions(run) and run.sim.workload("frontend").replicas != 3
+
+
+def test_a_resolved_or_unknown_incident_is_denied_by_the_policy() -> None:
+    run = _run()
+    inc = _incident(run)
+    assert run.tools.call("resolve_incident", {"incident": inc}).ok
+    mut = OperatorMutator(run)
+    for named in (inc, "INC-9999"):
+        err = _raises(403, mut.delete_pod, _pod(run, "frontend"), _req(named, f"/api/v1/namespaces/{NS}/pods/x",
+                                                                         "DELETE"))
+        assert "must name an open incident" in err.message
+        call = _calls(run)[-1]
+        assert call["tool"] == "restart_pod" and call["args"]["incident"] == named and not call["allowed"]
+        assert call["targets"] == ["frontend"]
+    assert not _actions(run)
+
+
+# --------------------------------------------------------------------- the act table
+
+
+def test_each_write_is_the_typed_act_it_is() -> None:
+    run = _run()
+    inc = _incident(run)
+    mut = OperatorMutator(run)
+    rev = run.sim.workload("frontend").revision
+    writes: list[tuple[Any, tuple[Any, ...], str, dict[str, Any]]] = [
+        (mut.change_deployment, (DeploymentChange("adservice", replicas=3),), "scale_deployment",
+         {"deployment": "adservice", "replicas": 3}),
+        (mut.delete_pod, (_pod(run, "cartservice"),), "restart_pod", {"pod": _pod(run, "cartservice")}),
+        (mut.change_deployment, (DeploymentChange("emailservice", restart=True),), "rollout_restart",
+         {"deployment": "emailservice"}),
+        (mut.change_deployment, (DeploymentChange("currencyservice", env={"LOG_LEVEL": "debug"}),), "set_config",
+         {"service": "currencyservice", "key": "LOG_LEVEL", "value": "debug"}),
+        (mut.change_deployment, (DeploymentChange("currencyservice", env={"LOG_LEVEL": None}),), "set_config",
+         {"service": "currencyservice", "key": "LOG_LEVEL", "value": None}),
+        (mut.change_deployment, (DeploymentChange("frontend", rollback_to=rev - 1),), "rollback",
+         {"deployment": "frontend", "revision": rev - 1}),
+        (mut.patch_service, ("adservice", {"app": "adservice"}, 9555), "patch_service",
+         {"service": "adservice", "selector": {"app": "adservice"}, "target_port": 9555}),
+        (mut.scale_statefulset, ("redis-cart", 1), "scale_deployment", {"deployment": "redis-cart", "replicas": 1}),
+    ]
+    image = run.sim.workload("shippingservice").image
+    writes.append((mut.change_deployment, (DeploymentChange("shippingservice", image=image),), "set_image",
+                   {"deployment": "shippingservice", "image": image}))
+    for i, (fn, args, tool, want) in enumerate(writes):
+        run.tools.policy.new_invocation()  # the per-invocation rate limit is not what this test checks
+        fn(*args, _req(inc, f"/path/{i}", body=json.dumps({"i": i})))
+        call = _calls(run)[-1]
+        assert (call["tool"], call["allowed"], call["ok"]) == (tool, True, True), call
+        assert call["args"] == {**want, "incident": inc}, call["args"]
+        assert call["request"] == bound_request(request_record(_req(inc, f"/path/{i}", body=json.dumps({"i": i}))))
+        action = _actions(run)[-1]
+        assert action["tool"] == tool and action["args"] == call["args"] and action["targets"] == call["targets"]
+    assert run.sim.workload("adservice").replicas == 3
+    assert run.sim.workload("frontend").revision == rev + 1  # the old template is the newest revision
+    assert run.sim.deploy_history("emailservice")[-1].kind == "restart"
+
+
+def test_writes_that_are_no_single_act_are_refused_and_not_recorded() -> None:
+    run = _run()
+    inc = _incident(run)
+    mut = OperatorMutator(run)
+    before = len(run.stream.events)
+    _raises(422, mut.change_deployment, DeploymentChange("frontend", image="x:1", env={"A": "1"}),
+            _req(inc, _deploy_path("frontend")))
+    _raises(422, mut.change_deployment, DeploymentChange("frontend", env={"A": "1", "B": "2"}),
+            _req(inc, _deploy_path("frontend")))
+    _raises(422, mut.change_deployment, DeploymentChange("frontend", other=("spec.template.spec.hostNetwork",)),
+            _req(inc, _deploy_path("frontend")))
+    from engine.apps.model import Resources
+
+    err = _raises(403, mut.change_deployment, DeploymentChange("frontend", resources=Resources()),
+                  _req(inc, _deploy_path("frontend")))
+    assert "rollout undo" in err.message
+    err = _raises(403, mut.change_deployment, DeploymentChange("flagd", env={"X": "1"}),
+                  _req(inc, _deploy_path("flagd")))
+    assert "set_config" in err.message
+    err = _raises(422, mut.patch_service, "frontend", None, "http", _req(inc, f"/api/v1/namespaces/{NS}/services/x"))
+    assert err.reason == "Invalid"
+    mut.change_deployment(DeploymentChange("frontend"), _req(inc, _deploy_path("frontend")))  # empty: a no-op
+    assert len(run.stream.events) == before
+
+
+# --------------------------------------------------------------------- adversaries
+
+
+def test_harness_objects_nodes_chaos_and_other_namespaces_are_forbidden() -> None:
+    run = _run()
+    inc = _incident(run)
+    mut = OperatorMutator(run)
+    # The load generator is in the app's namespace but outside the application: the policy denies it.
+    err = _raises(403, mut.change_deployment, DeploymentChange("loadgenerator", replicas=0),
+                  _req(inc, _deploy_path("loadgenerator", "/scale")))
+    assert "outside the application" in err.message
+    call = _calls(run)[-1]
+    assert call["tool"] == "scale_deployment" and call["targets"] == ["loadgenerator"] and not call["allowed"]
+    recorded = len(run.stream.events)
+    # A harness namespace, a Node, a chaos object: refused before admission, as RBAC would.
+    err = _raises(403, mut.delete_pod, "prometheus-0",
+                  _req(inc, "/api/v1/namespaces/monitoring/pods/prometheus-0", "DELETE"))
+    assert 'namespace "monitoring"' in err.message and "harness" in err.message
+    node = run.sim.objects("Node")[0]["metadata"]["name"]
+    err = _raises(403, mut.change_node, NodeChange(node, unschedulable=True), _req(inc, f"/api/v1/nodes/{node}"))
+    assert err.message.startswith(f'nodes "{node}" is forbidden')
+    chaos = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "StressChaos", "metadata": {"name": "x"}}
+    err = _raises(404, mut.create_custom, "chaos-mesh.org", "v1alpha1", "stresschaos", NS, chaos,
+                  _req(inc, f"/apis/chaos-mesh.org/v1alpha1/namespaces/{NS}/stresschaos", "POST"))
+    assert err.reason == "NotFound"
+    _raises(404, mut.delete_custom, "chaos-mesh.org", "v1alpha1", "stresschaos", NS, "x",
+            _req(inc, f"/apis/chaos-mesh.org/v1alpha1/namespaces/{NS}/stresschaos/x", "DELETE"))
+    assert len(run.stream.events) == recorded
+    # A pod that does not exist: NotFound, recorded as the typed call (no target).
+    err = _raises(404, mut.delete_pod, "frontend-nope", _req(inc, f"/api/v1/namespaces/{NS}/pods/frontend-nope",
+                                                             "DELETE"))
+    assert err.message == 'pods "frontend-nope" not found'
+    assert _calls(run)[-1]["tool"] == "restart_pod" and _calls(run)[-1]["targets"] == []
+
+
+def test_a_delete_loop_hits_the_rate_limit_like_the_typed_tool() -> None:
+    run = _run()
+    inc = _incident(run)
+    mut = OperatorMutator(run)
+    run.tools.spend_time = False  # as in marathon play: every delete lands in the same invocation
+    run.tools.policy.new_invocation()
+    outcomes = []
+    for _ in range(MAX_ACTS_PER_INVOCATION + 3):
+        try:
+            mut.delete_pod(_pod(run, "frontend"), _req(inc, f"/api/v1/namespaces/{NS}/pods/p", "DELETE"))
+            outcomes.append("deleted")
+        except ApiError as exc:
+            assert exc.code == 403 and "rate limit" in exc.message, exc.message
+            outcomes.append("denied")
+    assert outcomes == ["deleted"] * MAX_ACTS_PER_INVOCATION + ["denied"] * 3
+    calls = [c for c in _calls(run) if c["tool"] == "restart_pod"]
+    assert [c["allowed"] for c in calls] == [o == "deleted" for o in outcomes]
+    assert len([a for a in _actions(run) if a["tool"] == "restart_pod"]) == MAX_ACTS_PER_INVOCATION
+
+
+def test_a_read_only_api_refuses_every_write_without_recording_it() -> None:
+    run = _run()
+    inc = _incident(run)
+    mut = OperatorMutator(run, writes=write_modes("watch"))
+    before = len(run.stream.events)
+    err = _raises(403, mut.change_deployment, DeploymentChange("adservice", replicas=3),
+                  _req(inc, _deploy_path("adservice", "/scale")))
+    assert "read-only" in err.message and "marathon serve --kube-api" in err.message
+    _raises(403, mut.delete_pod, _pod(run, "frontend"), _req(inc, f"/api/v1/namespaces/{NS}/pods/p", "DELETE"))
+    assert len(run.stream.events) == before
+    assert write_modes("run") == "read-only" and write_modes("play") == "always"
+    assert write_modes("serve") == "invocation"
+
+
+def test_serve_accepts_writes_only_inside_an_open_invocation(tmp_path: Path) -> None:
+    """An external agent's kubectl writes land inside its invocation, on the API server's thread,
+    while the engine waits without the run lock; outside one they are 409 Conflict."""
+    open_now = threading.Event()
+    seen: list[tuple[int, str]] = []
+
+    class KubectlAgent:
+        name = "kubectl-agent"
+
+        def invoke(self, inv: Any) -> None:
+            if inv.number == 3:
+                alerts = inv.alerts
+                inv.call("report_incident", alerts=[f"A-{alerts[0].id}"], title="kubectl agent")
+            if inv.number < 3:
+                return
+            open_now.set()
+            # The write comes from another thread, as the API server's would.
+            worker = threading.Thread(target=write, args=(inv.number,))
+            worker.start()
+            worker.join(30)
+            open_now.clear()
+
+    def write(number: int) -> None:
+        try:
+            with session.run.lock:  # the API server holds the run lock for every write
+                mut.change_deployment(DeploymentChange("adservice", replicas=2 + number % 2),
+                                      _req("INC-0001", _deploy_path("adservice", "/scale")))
+            seen.append((number, "ok"))
+        except ApiError as exc:
+            seen.append((number, f"{exc.code}"))
+
+    session = RunSession(generate("online-boutique", SEED, "short-5"), operator=KubectlAgent(),
+                         run_dir=tmp_path / "run")
+    mut = OperatorMutator(session.run, writes="invocation", invocation_open=open_now.is_set)
+    session.start()
+    session.advance_to(30)
+    err = _raises(409, mut.delete_pod, _pod(session.run, "frontend"),
+                  _req("INC-0001", f"/api/v1/namespaces/{NS}/pods/p", "DELETE"))
+    assert "no invocation is open" in err.message
+    session.advance_to(330)
+    assert seen and all(r == "ok" for _, r in seen), seen
+    inside = [c for c in _calls(session.run) if c["tool"] == "scale_deployment"]
+    assert inside and all(c["in_invocation"] and c["allowed"] and "request" in c for c in inside)
+    session.run.close()
+    bundle = seal_run(tmp_path / "run", recover=True)
+    report = replay(bundle)
+    assert report.ok, report.format()
+
+
+# --------------------------------------------------------------------- equivalence and replay
+
+
+def _repair_script(run: Orchestrator, act: Any) -> None:
+    """Report the frontend and payment faults, name their services, and roll each back with ``act``."""
+    plan = {180.0: ("frontend", "frontend readiness"), 420.0: ("paymentservice", "payment errors")}
+    for t, (service, title) in plan.items():
+        run.advance_to(t)
+        alerts = [a for a in (run.alert_history.instances if run.alert_history else [])
+                  if service in json.dumps(a.labels)] or list(run.alert_history.instances if run.alert_history
+                                                             else [])
+        inc = run.tools.call("report_incident", {"alerts": [f"A-{alerts[-1].id}"], "title": title}).data["incident"]
+        run.tools.call("report_rca", {"incident": inc, "service": service, "category": "code-bug",
+                                      "artifact": "the last change", "summary": f"{service} broke after a change"})
+        act(run, service, inc, run.sim.workload(service).revision - 1)
+    run.advance_to(run.end_t)
+
+
+def _typed(run: Orchestrator, service: str, inc: str, revision: int) -> None:
+    assert run.tools.call("rollback", {"deployment": service, "revision": revision, "incident": inc}).ok
+
+
+def _kubectl(run: Orchestrator, service: str, inc: str, revision: int) -> None:
+    body = json.dumps([{"op": "replace", "path": "/spec/template", "value": {}}])
+    OperatorMutator(run).change_deployment(DeploymentChange(service, rollback_to=revision),
+                                           _req(inc, _deploy_path(service), body=body,
+                                                content_type="application/json-patch+json"))
+
+
+def _without_requests(run: Orchestrator) -> list[tuple[float, str, dict[str, Any]]]:
+    return [(e.t, e.kind, {k: v for k, v in e.payload.items() if k != "request"}) for e in run.stream.events]
+
+
+def test_the_same_act_typed_and_through_the_api_records_and_scores_the_same() -> None:
+    typed, api = _run(until=0), _run(until=0)
+    _repair_script(typed, _typed)
+    _repair_script(api, _kubectl)
+    assert typed.finished and api.finished
+    assert _without_requests(typed) == _without_requests(api)
+    assert [c.get("request") for c in _calls(api) if c["tool"] == "rollback"][0]["content_type"] == \
+        "application/json-patch+json"
+    assert not any("request" in c for c in _calls(typed))
+    a, b = score_events(typed.stream.events), score_events(api.stream.events)
+    assert a.score == b.score and a.scores == b.scores
+    assert [f.__dict__ for f in a.faults] == [f.__dict__ for f in b.faults]
+    assert any(f.repaired for f in b.faults), "the rollbacks earned repair credit"
+
+
+def test_a_bundle_with_api_writes_replays_clean(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    inc = _incident(run)
+    mut = OperatorMutator(run)
+    mut.change_deployment(DeploymentChange("adservice", replicas=3), _req(inc, _deploy_path("adservice", "/scale")))
+    run.advance_to(200)
+    with pytest.raises(ApiError):
+        mut.change_deployment(DeploymentChange("loadgenerator", replicas=0), _req(inc, _deploy_path("loadgenerator")))
+    with pytest.raises(ApiError):
+        mut.delete_pod(_pod(run, "frontend"), _req(None, f"/api/v1/namespaces/{NS}/pods/p", "DELETE"))
+    run.advance_to(260)
+    mut.change_deployment(DeploymentChange("emailservice", restart=True),
+                          _req(inc, _deploy_path("emailservice"), body="x" * 70_000 + "\x00"))
+    assert _calls(run)[-1]["request"]["body"][MARKER_KEY]["bytes"] == 70_001
+    run.advance_to(400)
+    run.close()
+    bundle = seal_run(tmp_path / "run", recover=True)
+    report = replay(bundle)
+    assert report.ok, report.format()
+
+
+# --------------------------------------------------------------------- recording and ground truth
+
+
+def test_bound_request_is_idempotent_and_marks_what_it_cannot_keep() -> None:
+    raw = {"user": "operator", "method": "PATCH", "path": "/apis/apps/v1/x?fieldManager=INC-1",
+           "content_type": "application/merge-patch+json", "body": '{"a":\n1}'}
+    rec = bound_request(raw)
+    assert rec == raw and bound_request(rec) == rec
+    odd = bound_request({"method": 5, "path": "p\x01", "body": "b" * 70_000, "extra": "dropped"})
+    assert set(odd) == {"user", "method", "path", "content_type", "body"} and odd["user"] == ""
+    assert all(MARKER_KEY in odd[k] for k in ("method", "path", "body"))
+    assert bound_request(odd) == odd
+    assert bound_request("not a request") == bound_request({})
+
+
+def test_the_served_objects_carry_no_ground_truth() -> None:
+    """Nothing the API serves names a fault, the schedule or the harness: the faults' changes read
+    like ordinary rollouts (their change-cause is a commit subject) and no object is annotated."""
+    run = _run(until=900)
+    injected = [rec for rec in run.faults.values() if rec.instance is not None]
+    assert len(injected) >= 4
+    kinds = ("Node", "Pod", "Deployment", "StatefulSet", "ReplicaSet", "Service", "Event", "ConfigMap", "Secret",
+             "Endpoints", "EndpointSlice")
+    text = json.dumps([run.sim.objects(k) for k in kinds]).lower()
+    for rec in injected:
+        assert rec.spec.id.lower() not in text, rec.spec.id
+        assert rec.spec.title.lower() not in text, rec.spec.title
+    for word in ("chaos-mesh", "sre-marathon", r"\bfaults?\b", r"\binject", "orchestrator", r"\bschedule\b"):
+        assert not re.search(word, text), word
+    namespaces = {o["metadata"].get("namespace") for k in kinds for o in run.sim.objects(k)} - {None}
+    assert namespaces == {NS}
