@@ -96,6 +96,11 @@ def test_a_write_without_an_incident_is_forbidden_says_how_and_is_recorded() -> 
     assert call["tool"] == "scale_deployment" and not call["allowed"] and call["reason"] == "invalid arguments"
     assert call["request"]["path"] == _deploy_path("frontend", "/scale") and call["request"]["method"] == "PATCH"
     assert not _actions(run) and run.sim.workload("frontend").replicas != 3
+    # kubectl's own default field manager (kubectl set image sends fieldManager=kubectl-set) names none.
+    err = _raises(403, mut.change_deployment, DeploymentChange("frontend", image="x:1"),
+                  _req("kubectl-set", _deploy_path("frontend") + "?fieldManager=kubectl-set"))
+    assert "must name the open incident" in err.message
+    assert _calls(run)[-1]["reason"] == "invalid arguments" and "incident" not in _calls(run)[-1]["args"]
 
 
 def test_a_resolved_or_unknown_incident_is_denied_by_the_policy() -> None:
@@ -106,7 +111,7 @@ def test_a_resolved_or_unknown_incident_is_denied_by_the_policy() -> None:
     for named in (inc, "INC-9999"):
         err = _raises(403, mut.delete_pod, _pod(run, "frontend"), _req(named, f"/api/v1/namespaces/{NS}/pods/x",
                                                                          "DELETE"))
-        assert "must name an open incident" in err.message
+        assert "must name an open incident" in err.message and "--as=<incident>" in err.message
         call = _calls(run)[-1]
         assert call["tool"] == "restart_pod" and call["args"]["incident"] == named and not call["allowed"]
         assert call["targets"] == ["frontend"]
@@ -336,8 +341,8 @@ def test_the_same_act_typed_and_through_the_api_records_and_scores_the_same() ->
     _repair_script(api, _kubectl)
     assert typed.finished and api.finished
     assert _without_requests(typed) == _without_requests(api)
-    assert [c.get("request") for c in _calls(api) if c["tool"] == "rollback"][0]["content_type"] == \
-        "application/json-patch+json"
+    rollbacks = [c for c in _calls(api) if c["tool"] == "rollback"]
+    assert len(rollbacks) == 2 and rollbacks[0]["request"]["content_type"] == "application/json-patch+json"
     assert not any("request" in c for c in _calls(typed))
     a, b = score_events(typed.stream.events), score_events(api.stream.events)
     assert a.score == b.score and a.scores == b.scores

@@ -275,27 +275,30 @@ class OperatorMutator:
                 raise target.conflict(f"no invocation is open: the operator's writes are accepted while an "
                                       f"invocation is open (the tool server answers 409 likewise); the next "
                                       f"starts at run time {int(nxt // 60)}:{int(nxt % 60):02d}")
-            call_args = dict(args) if req.incident is None else {**args, "incident": req.incident}
+            incident = named_incident(req)
+            call_args = dict(args) if incident is None else {**args, "incident": incident}
             result = run.tools.call(tool, call_args, request=request_record(req))
         if result.ok:
             return
-        raise self._status(tool, result, target, req)
+        raise self._status(tool, result, target, incident)
 
     def _invocation_open(self) -> bool:
         return self.run.in_invocation and self.invocation_open is not None and self.invocation_open()
 
-    def _status(self, tool: str, result: ToolResult, target: _Target, req: Requester) -> ApiError:
+    def _status(self, tool: str, result: ToolResult, target: _Target, incident: str | None) -> ApiError:
         error = result.error or "refused"
         open_ = ", ".join(self._open_incidents()) or "none (open one with report_incident)"
-        if req.incident is None:
-            return target.forbidden(
-                f"an operator write must name the open incident it is for: kubectl --as=<incident> (the "
-                f"Impersonate-User header), --field-manager=<incident> (the fieldManager parameter), or the "
-                f"annotation {INCIDENT_ANNOTATION}: <incident> in the request body; open incidents: {open_}")
+        how = (f"kubectl --as=<incident> (the Impersonate-User header), --field-manager=<incident> (the "
+               f"fieldManager parameter), or the annotation {INCIDENT_ANNOTATION}: <incident> in the request body; "
+               f"open incidents: {open_}")
+        if incident is None:
+            return target.forbidden(f"an operator write must name the open incident it is for: {how}")
         if result.denied:
             reason = error.removeprefix("denied by policy: ")
             if reason.endswith("not found"):
                 return ApiError(404, "NotFound", reason, target.details())
+            if "open incident" in reason:
+                return target.forbidden(f"denied by policy ({tool}): {reason}; name one with {how}")
             return target.forbidden(f"denied by policy ({tool}): {reason}")
         if error.startswith(f"invalid arguments for {tool}"):
             return target.invalid(error)
@@ -304,6 +307,17 @@ class OperatorMutator:
         if error.startswith("the run has ended"):
             return target.conflict(error)
         return target.conflict(f"{tool}: {error}")
+
+
+def named_incident(req: Requester) -> str | None:
+    """The incident a write names: :attr:`Requester.incident`, except kubectl's own default field
+    managers (``kubectl``, ``kubectl-set``, ``kubectl-rollout``, ``kubectl-client-side-apply``...,
+    sent as ``fieldManager`` by every kubectl write that was given no ``--field-manager``), which
+    name none."""
+    incident = req.incident
+    if incident is None or incident == "kubectl" or incident.startswith("kubectl-"):
+        return None
+    return incident
 
 
 def _not_served() -> ApiError:
