@@ -402,3 +402,82 @@ def test_the_served_objects_carry_no_ground_truth() -> None:
         assert not re.search(word, text), word
     namespaces = {o["metadata"].get("namespace") for k in kinds for o in run.sim.objects(k)} - {None}
     assert namespaces == {NS}
+
+
+# --------------------------------------------------------------------- real kubectl through --kube-api
+
+
+def _kubectl_run(tmp_path: Path) -> tuple[Orchestrator, Any, Any]:
+    """A play-mode run (as ``marathon play --kube-api``) with its API started, and a kubectl runner."""
+    pytest.importorskip("engine.kube.apiserver", reason="the API server (issue 15 part 1) is not merged yet")
+    from engine.run.kubeapi import start_kube_api
+    from tests.test_kubectl import _require, find_kubectl
+
+    kubectl, why = find_kubectl()
+    _require(kubectl is not None, why)
+    run = _run(tmp_path)
+    run.tools.spend_time = False  # marathon play: the player's own time is the cost
+    kube = start_kube_api(run, command="play")
+
+    def k(*argv: str) -> Any:
+        import subprocess
+
+        assert kubectl is not None
+        return subprocess.run([kubectl, "--kubeconfig", str(kube.kubeconfig), *argv], capture_output=True,
+                              text=True, timeout=120)
+
+    return run, kube, k
+
+
+def test_real_kubectl_delete_pod_is_an_act_named_by_its_incident(tmp_path: Path) -> None:
+    run, kube, k = _kubectl_run(tmp_path)
+    try:
+        assert kube.kubeconfig == tmp_path / "run.kubeconfig"  # beside the run directory, not in the bundle
+        assert not (tmp_path / "run" / "kubeconfig").exists()
+        pod = _pod(run, "cartservice")
+        denied = k("delete", "pod", pod, "--wait=false")
+        assert denied.returncode == 1
+        assert denied.stderr.startswith(f'Error from server (Forbidden): pods "{pod}" is forbidden: an operator '
+                                        "write must name the open incident")
+        inc = _incident(run)
+        done = k("--as", inc, "delete", "pod", pod, "--wait=false")
+        assert done.returncode == 0, done.stderr
+        assert f'pod "{pod}" deleted' in done.stdout
+        calls = [c for c in _calls(run) if c["tool"] == "restart_pod"]
+        assert [c["allowed"] for c in calls] == [False, True]
+        assert calls[1]["request"]["method"] == "DELETE" and pod in calls[1]["request"]["path"]
+        assert _actions(run)[-1] == {"tool": "restart_pod", "args": {"pod": pod, "incident": inc},
+                                     "targets": ["cartservice"], "operator": "human"}
+    finally:
+        kube.stop()
+    assert not kube.kubeconfig.exists()
+
+
+def test_real_kubectl_scale_set_image_rollout_restart_undo_and_set_env(tmp_path: Path) -> None:
+    pytest.importorskip("engine.kube.patching", reason="patch parsing (issue 15 part 2) is not merged yet")
+    run, kube, k = _kubectl_run(tmp_path)
+    try:
+        inc = _incident(run)
+        rev = run.sim.workload("frontend").revision
+        old_image = run.sim.workload("shippingservice").image
+        for argv in (("scale", "deployment/adservice", "--replicas=3"),
+                     ("rollout", "restart", "deployment/emailservice"),
+                     ("set", "image", "deployment/shippingservice", f"server={old_image.rpartition(':')[0]}:v0.10.5"),
+                     ("rollout", "undo", "deployment/frontend"),
+                     ("set", "env", "deployment/currencyservice", "LOG_LEVEL=debug")):
+            run.tools.policy.new_invocation()
+            res = k("--as", inc, *argv)
+            assert res.returncode == 0, (argv, res.stderr)
+        tools = [(c["tool"], c["allowed"]) for c in _calls(run) if c["tier"] == "act"]
+        assert tools == [("scale_deployment", True), ("rollout_restart", True), ("set_image", True),
+                         ("rollback", True), ("set_config", True)]
+        assert run.sim.workload("adservice").replicas == 3
+        assert run.sim.workload("frontend").revision == rev + 1
+        assert next(c for c in _calls(run) if c["tool"] == "rollback")["args"]["revision"] == rev - 1
+        denied = k("--as", inc, "scale", "deployment/loadgenerator", "--replicas=0")
+        assert denied.returncode == 1 and "outside the application" in denied.stderr
+        node = run.sim.objects("Node")[0]["metadata"]["name"]
+        cordon = k("--as", inc, "cordon", node)
+        assert cordon.returncode == 1 and "Forbidden" in cordon.stderr
+    finally:
+        kube.stop()
