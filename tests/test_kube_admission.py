@@ -481,3 +481,15 @@ def test_real_kubectl_scale_set_image_rollout_restart_undo_and_set_env(tmp_path:
         assert cordon.returncode == 1 and "Forbidden" in cordon.stderr
     finally:
         kube.stop()
+
+
+def test_kube_api_is_a_flag_of_run_watch_play_and_serve() -> None:
+    from engine.cli import build_parser
+
+    parser = build_parser()
+    for command in ("run", "watch", "play", "serve"):
+        assert parser.parse_args([command]).kube_api is None, command
+        assert parser.parse_args([command, "--kube-api"]).kube_api == 0, command  # any free port
+        assert parser.parse_args([command, "--kube-api", "16443"]).kube_api == 16443, command
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--kube-api", "70000"])
