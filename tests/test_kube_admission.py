@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from engine.apps.model import Probe, ResourceList, Resources
 from engine.kube.protocol import ApiError, DeploymentChange, NodeChange, Requester
 from engine.operate.policy import MAX_ACTS_PER_INVOCATION
 from engine.operate.toolargs import MARKER_KEY, bound_request
@@ -142,6 +143,14 @@ def test_each_write_is_the_typed_act_it_is() -> None:
          {"service": "adservice", "selector": {"app": "adservice"}, "target_port": 9555}),
         (mut.scale_statefulset, ("redis-cart", 1), "scale_deployment", {"deployment": "redis-cart", "replicas": 1}),
     ]
+    resources = Resources(requests=ResourceList(cpu="150m", memory="96Mi"), limits=ResourceList(memory="192Mi"))
+    writes.append((mut.change_deployment, (DeploymentChange("adservice", resources=resources),), "set_resources",
+                   {"deployment": "adservice", "resources": resources.model_dump()}))
+    probe = Probe(type="http", port=8080, path="/_healthz", period_s=5)
+    writes.append((mut.change_deployment, (DeploymentChange("checkoutservice", liveness_probe=probe),), "set_probe",
+                   {"deployment": "checkoutservice", "probe": "liveness", "spec": probe.model_dump()}))
+    writes.append((mut.change_deployment, (DeploymentChange("checkoutservice", readiness_probe=None),), "set_probe",
+                   {"deployment": "checkoutservice", "probe": "readiness", "spec": None}))
     image = run.sim.workload("shippingservice").image
     writes.append((mut.change_deployment, (DeploymentChange("shippingservice", image=image),), "set_image",
                    {"deployment": "shippingservice", "image": image}))
@@ -157,6 +166,9 @@ def test_each_write_is_the_typed_act_it_is() -> None:
     assert run.sim.workload("adservice").replicas == 3
     assert run.sim.workload("frontend").revision == rev + 1  # the old template is the newest revision
     assert run.sim.deploy_history("emailservice")[-1].kind == "restart"
+    assert run.sim.workload("adservice").resources == resources
+    checkout = run.sim.workload("checkoutservice")
+    assert checkout.liveness_probe == probe and checkout.readiness_probe is None
 
 
 def test_writes_that_are_no_single_act_are_refused_and_not_recorded() -> None:
@@ -170,11 +182,8 @@ def test_writes_that_are_no_single_act_are_refused_and_not_recorded() -> None:
             _req(inc, _deploy_path("frontend")))
     _raises(422, mut.change_deployment, DeploymentChange("frontend", other=("spec.template.spec.hostNetwork",)),
             _req(inc, _deploy_path("frontend")))
-    from engine.apps.model import Resources
-
-    err = _raises(403, mut.change_deployment, DeploymentChange("frontend", resources=Resources()),
-                  _req(inc, _deploy_path("frontend")))
-    assert "rollout undo" in err.message
+    _raises(422, mut.change_deployment, DeploymentChange("frontend", readiness_probe=None, liveness_probe=None),
+            _req(inc, _deploy_path("frontend")))
     err = _raises(403, mut.change_deployment, DeploymentChange("flagd", env={"X": "1"}),
                   _req(inc, _deploy_path("flagd")))
     assert "set_config" in err.message

@@ -7,8 +7,8 @@ terminal -- sees the system only through these tools (DESIGN section 7):
   ``query_logs``, ``code_search``, ``get_deploy_history``, ``get_time``;
 * **report**: ``report_incident``, ``report_rca``, ``resolve_incident``;
 * **act**: ``restart_pod``, ``scale_deployment``, ``rollback``, ``deploy_patch``,
-  ``set_config``, ``patch_service``, ``set_image``, ``rollout_restart`` -- each must name an
-  open incident and passes the policy layer;
+  ``set_config``, ``patch_service``, ``set_image``, ``rollout_restart``, ``set_resources``,
+  ``set_probe`` -- each must name an open incident and passes the policy layer;
 * **workspace**: ``workspace_list``, ``workspace_read``, ``workspace_write`` -- the
   operator's own notes, confined to its workspace.
 
@@ -57,6 +57,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from alerts.history import AlertHistory
+from engine.apps.model import Probe, Resources
 from engine.operate.policy import Decision, IncidentBook, Policy
 from engine.operate.toolargs import (
     bound_arguments,
@@ -217,6 +218,22 @@ class RolloutRestartArgs(ToolArgs):
     incident: str
 
 
+class SetResourcesArgs(ToolArgs):
+    deployment: str
+    resources: Resources = Field(description="the container's new requests and limits, both whole (kubectl set "
+                                             "resources): e.g. {\"requests\": {\"cpu\": \"100m\", \"memory\": "
+                                             "\"64Mi\"}, \"limits\": {\"memory\": \"128Mi\"}}")
+    incident: str
+
+
+class SetProbeArgs(ToolArgs):
+    deployment: str
+    probe: Literal["readiness", "liveness"]
+    spec: Probe | None = Field(description="the new probe (type http/grpc/tcp/exec, port, path, initial_delay_s, "
+                                           "period_s, timeout_s, failure_threshold); null removes it")
+    incident: str
+
+
 class WorkspaceListArgs(ToolArgs):
     prefix: str = ""
 
@@ -309,6 +326,10 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
     ToolSpec("set_image", "act", SetImageArgs,
              "kubectl set image: roll a deployment out on another image (e.g. the one a previous ReplicaSet "
              "runs) without a build."),
+    ToolSpec("set_resources", "act", SetResourcesArgs,
+             "kubectl set resources: roll a deployment out with new container requests and limits."),
+    ToolSpec("set_probe", "act", SetProbeArgs,
+             "Set (or remove) a deployment's readiness or liveness probe and roll it out."),
     ToolSpec("rollout_restart", "act", RolloutRestartArgs,
              "kubectl rollout restart: replace every pod of a deployment with a fresh one, rolling, with the same "
              "pod template (a new ReplicaSet)."),
@@ -438,6 +459,8 @@ class ToolBox:
             "patch_service": self._patch_service,
             "set_image": self._set_image,
             "rollout_restart": self._rollout_restart,
+            "set_resources": self._set_resources,
+            "set_probe": self._set_probe,
             "workspace_list": self._ws_list,
             "workspace_read": self._ws_read,
             "workspace_write": self._ws_write,
@@ -572,7 +595,7 @@ class ToolBox:
             if owner is None:
                 return (), f'pods "{args.pod}" not found'
             return (owner,), None
-        if name in ("scale_deployment", "rollback", "set_image", "rollout_restart"):
+        if name in ("scale_deployment", "rollback", "set_image", "rollout_restart", "set_resources", "set_probe"):
             return (args.deployment,), None
         if name == "set_config" and args.service == "flagd":
             return self.policy.targets_for_flag(args.key), None
@@ -906,6 +929,21 @@ class ToolBox:
     def _rollout_restart(self, a: RolloutRestartArgs) -> ToolResult:
         rec = self.run.sim.rollout_restart(a.deployment, author=self.operator)
         return ToolResult(True, f"deployment.apps/{a.deployment} restarted ({rec.id})", data={"change": rec.id})
+
+    def _set_resources(self, a: SetResourcesArgs) -> ToolResult:
+        parts = [f"{side} " + ",".join(f"{k}={v}" for k, v in getattr(a.resources, side).model_dump().items()
+                                       if v is not None) for side in ("requests", "limits")]
+        rec = self.run.sim.deploy_change(a.deployment, resources=a.resources,
+                                         summary=f"set resources: {'; '.join(parts)}", author=self.operator)
+        return ToolResult(True, f"deployment.apps/{a.deployment} resource requirements updated ({rec.id}); rolling "
+                                "out", data={"change": rec.id})
+
+    def _set_probe(self, a: SetProbeArgs) -> ToolResult:
+        what = "removed" if a.spec is None else "set"
+        rec = self.run.sim.deploy_change(a.deployment, **{f"{a.probe}_probe": a.spec},
+                                         summary=f"{a.probe} probe {what}", author=self.operator)
+        return ToolResult(True, f"deployment.apps/{a.deployment} {a.probe} probe {what} ({rec.id}); rolling out",
+                          data={"change": rec.id})
 
     # ----------------------------------------------------------------- workspace
 

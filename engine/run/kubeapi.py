@@ -25,15 +25,17 @@ the write                                     the typed act
 older revision's ReplicaSet)
 ``kubectl set image``                          ``set_image(deployment, image)``
 ``kubectl rollout restart`` (``restartedAt``)  ``rollout_restart(deployment)``
+``kubectl set resources``                      ``set_resources(deployment, resources)``
+a readiness or liveness probe                  ``set_probe(deployment, probe, spec)`` (null: removed)
 ``kubectl set env`` of one variable            ``set_config(service, key, value)`` (``-``: unset)
 Service ``spec.selector`` / ``targetPort``     ``patch_service(service, selector, target_port)``
 ============================================  ===================================================
 
 Refused before admission, as an RBAC rule would refuse them (``403 Forbidden``, not recorded:
 no typed act exists for them): Node writes (cordon, taints: the cluster's infrastructure), and
-resources or probes of a Deployment (no operator act changes them; roll back or ship a change).
-A patch that changes two things at once (image and env, two env vars) is ``422 Invalid``: one
-write is one act. Custom objects (``chaos-mesh.org``) are not served on the operator's API
+the environment of flagd (its configuration is its flag file: ``set_config`` on flagd sets a
+flag). A patch that changes two things at once (image and env, two env vars, both probes) is
+``422 Invalid``: one write is one act. Custom objects (``chaos-mesh.org``) are not served on the operator's API
 (``404``), and writes outside the application's namespace are ``403``.
 
 **Naming the incident.** Every act names an open incident the operator reported
@@ -134,8 +136,8 @@ class OperatorMutator:
             (``marathon serve``: its hub has one published), asked holding the run lock.
 
     Every method raises :class:`engine.kube.protocol.ApiError` for a write it refuses: 403
-    Forbidden (no incident, a policy denial, read-only, a harness namespace, a Node, resources or
-    probes), 404 NotFound (no such pod; custom objects), 409 Conflict (no invocation open, the
+    Forbidden (no incident, a policy denial, read-only, a harness namespace, a Node, flagd's
+    environment), 404 NotFound (no such pod; custom objects), 409 Conflict (no invocation open, the
     run has ended, the substrate refused: no rollout history...), 422 Invalid (two changes in one
     write, arguments the typed tool rejects), 500 InternalError (a defect in the tool layer).
     """
@@ -221,10 +223,6 @@ class OperatorMutator:
             ("env", bool(change.env)), ("resources", change.resources is not None),
             ("readinessProbe", change.readiness_probe != KEEP), ("livenessProbe", change.liveness_probe != KEEP),
             ("kubectl.kubernetes.io/restartedAt", change.restart)) if changed]
-        if "resources" in parts or "readinessProbe" in parts or "livenessProbe" in parts:
-            raise target.forbidden("container resources and probes are not an operator act in this benchmark; "
-                                   "to undo such a change roll back (kubectl rollout undo), or ship a change "
-                                   "with the deploy_patch tool")
         if len(parts) > 1 or len(change.env) > 1:
             what = ", ".join(parts) if len(parts) > 1 else f"env {', '.join(sorted(change.env))}"
             raise target.invalid(f"spec.template: Forbidden: one write is one act, and this one changes {what}: "
@@ -235,6 +233,12 @@ class OperatorMutator:
             return "set_image", {"deployment": name, "image": change.image}
         if change.restart:
             return "rollout_restart", {"deployment": name}
+        if change.resources is not None:
+            return "set_resources", {"deployment": name, "resources": change.resources.model_dump()}
+        for probe, spec in (("readiness", change.readiness_probe), ("liveness", change.liveness_probe)):
+            if spec != KEEP:
+                return "set_probe", {"deployment": name, "probe": probe,
+                                     "spec": None if spec is None else spec.model_dump()}  # type: ignore[union-attr]
         ((key, value),) = change.env.items()
         if name == "flagd":
             raise target.forbidden("flagd's configuration is its flag file, not its environment: set a flag's "
