@@ -940,8 +940,13 @@ class ToolBox:
 
     def _set_probe(self, a: SetProbeArgs) -> ToolResult:
         what = "removed" if a.spec is None else "set"
-        rec = self.run.sim.deploy_change(a.deployment, **{f"{a.probe}_probe": a.spec},
-                                         summary=f"{a.probe} probe {what}", author=self.operator)
+        summary = f"{a.probe} probe {what}"
+        if a.probe == "readiness":
+            rec = self.run.sim.deploy_change(a.deployment, readiness_probe=a.spec, summary=summary,
+                                             author=self.operator)
+        else:
+            rec = self.run.sim.deploy_change(a.deployment, liveness_probe=a.spec, summary=summary,
+                                             author=self.operator)
         return ToolResult(True, f"deployment.apps/{a.deployment} {a.probe} probe {what} ({rec.id}); rolling out",
                           data={"change": rec.id})
 

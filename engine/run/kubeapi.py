@@ -238,7 +238,7 @@ class OperatorMutator:
         for probe, spec in (("readiness", change.readiness_probe), ("liveness", change.liveness_probe)):
             if spec != KEEP:
                 return "set_probe", {"deployment": name, "probe": probe,
-                                     "spec": None if spec is None else spec.model_dump()}  # type: ignore[union-attr]
+                                     "spec": None if spec is None else spec.model_dump()}
         ((key, value),) = change.env.items()
         if name == "flagd":
             raise target.forbidden("flagd's configuration is its flag file, not its environment: set a flag's "
