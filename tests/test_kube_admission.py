@@ -9,6 +9,7 @@ API records the same events and earns the same score, and a bundle with API writ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -502,3 +503,70 @@ def test_kube_api_is_a_flag_of_run_watch_play_and_serve() -> None:
         assert parser.parse_args([command, "--kube-api", "16443"]).kube_api == 16443, command
     with pytest.raises(SystemExit):
         parser.parse_args(["run", "--kube-api", "70000"])
+
+
+class _ThroughTheAPI:
+    """An invocation whose restart and scale calls go out as Kubernetes API writes (from the
+    operator's thread, as an API server's thread would make them); every other call is typed."""
+
+    def __init__(self, inner: Any, mutator: OperatorMutator) -> None:
+        self._inner = inner
+        self._mutator = mutator
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def call(self, tool: str, **args: Any) -> Any:
+        return self.call_tool(tool, args)
+
+    def call_tool(self, tool: str, args: Any = None, *, tokens: Any = 0) -> Any:
+        mut = self._mutator
+        if tool == "restart_pod":
+            path = f"/api/v1/namespaces/{NS}/pods/{args['pod']}"
+            write: Any = lambda: mut.delete_pod(args["pod"], _req(args.get("incident"), path, "DELETE"))  # noqa: E731
+        elif tool == "scale_deployment":
+            change = DeploymentChange(args["deployment"], replicas=args["replicas"])
+            write = lambda: mut.change_deployment(  # noqa: E731
+                change, _req(args.get("incident"), _deploy_path(args["deployment"], "/scale")))
+        else:
+            return self._inner.call_tool(tool, args, tokens=tokens)
+        mut.last_result = None
+        with contextlib.suppress(ApiError):  # the Status says what the result says
+            write()
+        assert mut.last_result is not None
+        return mut.last_result
+
+
+class _KubectlOnly:
+    """A scripted adversary whose acts reach the run only through the Kubernetes API."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.mutator: OperatorMutator | None = None
+
+    def invoke(self, inv: Any) -> None:
+        assert self.mutator is not None
+        self.inner.invoke(_ThroughTheAPI(inv, self.mutator))
+
+
+@pytest.mark.parametrize(("adversary", "min_acts", "denied"), [("restart-everything", 10, True),
+                                                               ("scale-to-zero", 1, False)])
+def test_an_adversary_acting_through_kubectl_is_recorded_exactly_like_the_typed_one(adversary: str, min_acts: int,
+                                                                                  denied: bool) -> None:
+    """The scripted adversaries (restart everything, scale to zero: the policy's rate limits and
+    harness denials do the work) give the same run, event for event, whether their acts are typed
+    calls or API writes; only the raw request is added."""
+    from engine.operate.operators import make_operator
+
+    sched = generate("online-boutique", SEED, "short-5")
+    typed = Orchestrator(sched, operator=make_operator(adversary))
+    typed.run()
+    wrapper = _KubectlOnly(make_operator(adversary))
+    api = Orchestrator(sched, operator=wrapper)  # type: ignore[arg-type]
+    wrapper.mutator = OperatorMutator(api)
+    api.run()
+    acts = [c for c in _calls(api) if c["tier"] == "act"]
+    assert len(acts) >= min_acts and all("request" in c for c in acts)
+    assert any(not c["allowed"] for c in acts) == denied, "the policy's rate limit stopped the sweep"
+    assert _without_requests(typed) == _without_requests(api)

@@ -149,6 +149,9 @@ class OperatorMutator:
         self.run = run
         self.writes = writes
         self.invocation_open = invocation_open
+        self.last_result: ToolResult | None = None
+        """What the tool box answered the last write that reached it (for a caller that wants
+        the typed result behind a Status)."""
 
     # ----------------------------------------------------------------- the Mutator protocol
 
@@ -282,6 +285,7 @@ class OperatorMutator:
             incident = named_incident(req)
             call_args = dict(args) if incident is None else {**args, "incident": incident}
             result = run.tools.call(tool, call_args, request=request_record(req))
+            self.last_result = result
         if result.ok:
             return
         raise self._status(tool, result, target, incident)
