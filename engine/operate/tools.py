@@ -226,11 +226,19 @@ class SetResourcesArgs(ToolArgs):
     incident: str
 
 
+class ProbeSpecArgs(Probe):
+    """:class:`engine.apps.model.Probe` with its defaults validated, so an omitted field records
+    as the float it is (``0.0``, not ``0``) and a replayed call records the same arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False, validate_default=True)
+
+
 class SetProbeArgs(ToolArgs):
     deployment: str
     probe: Literal["readiness", "liveness"]
-    spec: Probe | None = Field(description="the new probe (type http/grpc/tcp/exec, port, path, initial_delay_s, "
-                                           "period_s, timeout_s, failure_threshold); null removes it")
+    spec: ProbeSpecArgs | None = Field(description="the new probe (type http/grpc/tcp/exec, port, path, "
+                                                   "initial_delay_s, period_s, timeout_s, failure_threshold); "
+                                                   "null removes it")
     incident: str
 
 
@@ -940,12 +948,13 @@ class ToolBox:
 
     def _set_probe(self, a: SetProbeArgs) -> ToolResult:
         what = "removed" if a.spec is None else "set"
+        spec = None if a.spec is None else Probe.model_validate(a.spec.model_dump())
         summary = f"{a.probe} probe {what}"
         if a.probe == "readiness":
-            rec = self.run.sim.deploy_change(a.deployment, readiness_probe=a.spec, summary=summary,
+            rec = self.run.sim.deploy_change(a.deployment, readiness_probe=spec, summary=summary,
                                              author=self.operator)
         else:
-            rec = self.run.sim.deploy_change(a.deployment, liveness_probe=a.spec, summary=summary,
+            rec = self.run.sim.deploy_change(a.deployment, liveness_probe=spec, summary=summary,
                                              author=self.operator)
         return ToolResult(True, f"deployment.apps/{a.deployment} {a.probe} probe {what} ({rec.id}); rolling out",
                           data={"change": rec.id})
