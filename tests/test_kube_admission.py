@@ -570,3 +570,26 @@ def test_an_adversary_acting_through_kubectl_is_recorded_exactly_like_the_typed_
     assert len(acts) >= min_acts and all("request" in c for c in acts)
     assert any(not c["allowed"] for c in acts) == denied, "the policy's rate limit stopped the sweep"
     assert _without_requests(typed) == _without_requests(api)
+
+
+def test_reads_from_outside_leave_the_run_unchanged() -> None:
+    """The API server reads the cluster (objects, events, ``kubectl top``'s scrape) between any two
+    steps; none of it may change a seeded run, or a ``--kube-api`` bundle would not replay."""
+    from engine.substrate import OBJECT_KINDS
+
+    def stream(read: bool) -> list[tuple[str, float, Any]]:
+        run = Orchestrator(generate("online-boutique", SEED, "short-5"))
+        run.start()
+        t = 0.0
+        while t < 420:
+            t += 7
+            run.advance_to(t)
+            if read:
+                for kind in OBJECT_KINDS:
+                    run.sim.objects(kind)
+                run.sim.events()
+                run.sim.scrape()
+                run.sim.exposition()
+        return [(e.kind, e.t, e.payload) for e in run.stream.events]
+
+    assert stream(True) == stream(False)

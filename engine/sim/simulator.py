@@ -1195,15 +1195,22 @@ class Simulator(Substrate):
     # ----------------------------------------------------------------- Substrate: observability
 
     def scrape(self) -> list[Sample]:
-        self.traffic.flush()
+        """The series as they are now: state series as of this tick, the request and CPU
+        counters as of the last scheduled scrape (every :attr:`scrape_interval_s`).
+
+        A read never folds the traffic accumulated since that scrape: the fold feeds the
+        model's saturation (an interval's CPU drives the next one's queues), so folding at a
+        reader's moment would change the run -- a ``kubectl top`` or a ``/metrics`` scrape
+        from outside must leave a seeded run (and its replay) exactly as it is.
+        """
         ids, values = self.registry.exposed()
         info = self.registry.info
         return [Sample(info[i].name, dict(info[i].labels), v)
                 for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
 
     def exposition(self) -> str:
-        """The current series in the Prometheus text format (what ``/metrics`` serves)."""
-        self.traffic.flush()
+        """The current series in the Prometheus text format (what ``/metrics`` serves), as
+        :meth:`scrape` reads them (no fold of unscraped traffic)."""
         return exposition(self.registry)
 
     def logs(self, pod: str, *, tail: int | None = None, previous: bool = False,
