@@ -3,8 +3,8 @@
 ``marathon run``, ``watch``, ``play`` and ``serve`` with ``--kube-api [PORT]`` serve the run's
 cluster through :class:`engine.kube.apiserver.KubeAPIServer` on loopback and write an operator
 kubeconfig next to the run (``<run dir>.kubeconfig``, user ``operator``: beside the run
-directory, not in it, so the token never enters the sealed bundle; removed when the run ends). Reads are what the
-cluster shows (the same objects the typed read tools print). Writes go to
+directory, not in it, so the token never enters the sealed bundle; removed when the run ends).
+Reads are what the cluster shows (the same objects the typed read tools print). Writes go to
 :class:`OperatorMutator`, an admission step in front of the run's one policy layer:
 
 **One write, one typed act.** The API server parses a request into what it changes
@@ -35,14 +35,15 @@ Refused before admission, as an RBAC rule would refuse them (``403 Forbidden``, 
 no typed act exists for them): Node writes (cordon, taints: the cluster's infrastructure), and
 the environment of flagd (its configuration is its flag file: ``set_config`` on flagd sets a
 flag). A patch that changes two things at once (image and env, two env vars, both probes) is
-``422 Invalid``: one write is one act. Custom objects (``chaos-mesh.org``) are not served on the operator's API
-(``404``), and writes outside the application's namespace are ``403``.
+``422 Invalid``: one write is one act. Custom objects (``chaos-mesh.org``) are not served on the
+operator's API (``404``), and writes outside the application's namespace are ``403``.
 
 **Naming the incident.** Every act names an open incident the operator reported
 (``report_incident``). A write names it, in this order of precedence (the API server reads it,
 :class:`engine.kube.protocol.Requester`): ``kubectl --as=INC-0001`` (the ``Impersonate-User``
 header), the ``fieldManager`` query parameter (``kubectl ... --field-manager=INC-0001``), or the
-annotation ``sre-marathon.io/incident: INC-0001`` in the request body. A write that names none is
+annotation ``sre-marathon.io/incident: INC-0001`` in the request body (kubectl's own default
+field managers, ``kubectl-set``, ``kubectl-rollout``..., name none). A write that names none is
 recorded like a typed call without ``incident`` (``invalid arguments``) and answered
 ``403 Forbidden`` with a message saying how, listing the open incidents; one naming an incident
 that is not open is denied by the policy and answered ``403`` with the policy's reason, as is
@@ -59,6 +60,12 @@ every other denial (harness objects, targets outside the application, the rate l
 Departures from a real API server: the admission denial is a ``403`` whose message carries the
 policy's reason (a real admission webhook's denial is a ``403`` too, worded by the webhook);
 an allowed write costs the modeled run time of an act (10 s) before it is answered.
+
+Not the same as the typed tools, by design: reads through the API (``get``, ``describe``,
+``logs``, ``top``, watches) are neither recorded nor charged run time, where each typed read
+costs 5 s -- they leave the run exactly as it is (a seeded run with any number of them replays
+unchanged: :meth:`engine.sim.simulator.Simulator.scrape` folds no traffic for a reader); and on
+``serve`` the ``agent.end`` event's ``tool_calls`` counts the tool server's calls only.
 """
 
 from __future__ import annotations
