@@ -596,3 +596,29 @@ def test_reads_from_outside_leave_the_run_unchanged() -> None:
         return [(e.kind, e.t, e.payload) for e in run.stream.events]
 
     assert stream(True) == stream(False)
+
+
+def test_play_and_watch_serve_the_api_while_the_app_runs(tmp_path: Path) -> None:
+    """``marathon play --kube-api``: the app is built with the operator API started (its writes
+    are the player's acts); ``watch --kube-api`` serves it read-only."""
+    pytest.importorskip("engine.kube.apiserver")
+    from engine.cli import build_parser
+    from tui.cli import build_play, build_watch
+
+    parser = build_parser()
+    for command, build, mode in (("play", build_play, "always"), ("watch", build_watch, "read-only")):
+        args = parser.parse_args([command, "--kube-api", "--run-dir", str(tmp_path / command)])
+        app = build(args)
+        kube = app.kube_api
+        try:
+            assert kube.url.startswith("https://127.0.0.1:") and kube.mutator.writes == mode
+            assert kube.kubeconfig == tmp_path / f"{command}.kubeconfig" and kube.kubeconfig.is_file()
+            import yaml
+
+            config = yaml.safe_load(kube.kubeconfig.read_text())
+            assert [u["name"] for u in config["users"]] == ["operator"]
+            assert config["contexts"][0]["context"]["namespace"] == NS
+            assert any(kube.url in note for note in app.exit_notes)
+        finally:
+            kube.stop()
+        assert not kube.kubeconfig.exists()
