@@ -29,10 +29,13 @@ from engine.run.sealinputs import seal_run
 from engine.run.session import RunSession
 from faults.generator import generate
 from scoring.score import score_events
+from tests import test_serve
 from tui.human import HumanOperator
 
 NS = "online-boutique"
 SEED = 2
+server = test_serve.server  # the tool server's fixtures: ``marathon serve`` in a subprocess, the oracle's calls
+reference = test_serve.reference
 
 
 def _run(tmp_path: Path | None = None, name: str = "run", until: float = 150.0) -> Orchestrator:
@@ -622,3 +625,81 @@ def test_play_and_watch_serve_the_api_while_the_app_runs(tmp_path: Path) -> None
         finally:
             kube.stop()
         assert not kube.kubeconfig.exists()
+
+
+def test_an_external_agent_acting_through_kubectl_scores_like_the_tool_server(server: Any, reference: Any) -> None:
+    """``marathon serve --kube-api``: the oracle's recorded calls, replayed by an external agent
+    that sends every act kubectl can say exactly (delete pod, scale, rollout undo --to-revision,
+    set env, set image) through the Kubernetes API and the rest through the HTTP tool server,
+    give the tool server's tool events and score -- and the bundle replays."""
+    import subprocess
+
+    pytest.importorskip("engine.kube.patching")
+    from tests.test_kubectl import _require, find_kubectl
+    from tests.test_serve import _bundle_of, _http, _score, _tool_events
+
+    kubectl, why = find_kubectl()
+    _require(kubectl is not None, why)
+    assert kubectl is not None
+    proc, ready, run_dir = server("--mcp", "none", "--kube-api")
+    base, config = ready["http"], ready["kubeconfig"]
+    assert config == str(run_dir.with_name(run_dir.name + ".kubeconfig"))
+
+    def k(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([kubectl, "--kubeconfig", config, *argv], capture_output=True, text=True, timeout=120)
+
+    def as_kubectl(tool: str, args: dict[str, Any]) -> tuple[str, ...] | None:
+        inc = ("--as", str(args.get("incident")))
+        if tool == "restart_pod":
+            return (*inc, "delete", "pod", args["pod"], "--wait=false")
+        if tool == "scale_deployment":
+            return (*inc, "scale", f"deployment/{args['deployment']}", f"--replicas={args['replicas']}")
+        if tool == "rollback" and args.get("revision") is not None:
+            return (*inc, "rollout", "undo", f"deployment/{args['deployment']}", f"--to-revision={args['revision']}")
+        if tool == "set_config" and args["service"] != "flagd":
+            value = f"{args['key']}-" if args["value"] is None else f"{args['key']}={args['value']}"
+            return (*inc, "set", "env", f"deployment/{args['service']}", value)
+        return None
+
+    through_kubectl: list[str] = []
+    recorded_calls = iter(reference.tool_events)  # (t, invocation, tool, args, allowed, ok, ...), in call order
+    finished: dict[str, Any] = {}
+    while not finished:
+        status, nxt = _http(base, "POST", "/invocations/next", {"timeout_s": 30})
+        assert status == 200
+        if nxt["finished"]:
+            finished = nxt
+            break
+        inv = nxt["invocation"]
+        if inv is None:
+            continue
+        n = inv["number"]
+        for tool, args in reference.calls.get(n, []):
+            _, _, _, _, allowed, ok, *_ = next(recorded_calls)
+            # kubectl checks some writes itself (rollout undo of a revision it cannot find): those
+            # never reach the server, so only acts that executed or that the policy denied go out so.
+            argv = as_kubectl(tool, args) if isinstance(args, dict) and (ok or not allowed) else None
+            if argv is None:
+                status, _ = _http(base, "POST", f"/invocations/{n}/tools/{tool}", {"args": args})
+                assert status == 200
+                continue
+            k(*argv)  # a denial is a Status on stderr; the record says what the tool server would have
+            through_kubectl.append(tool)
+        _http(base, "POST", f"/invocations/{n}/done", {"note": "kubectl"})
+    assert proc.wait(60) == 0 and finished["complete"]
+    assert through_kubectl, "some of the oracle's acts went through kubectl"
+    bundle = _bundle_of(run_dir)
+    assert _tool_events(bundle) == reference.tool_events
+    assert _score(bundle) == reference.score
+    recorded = [e.payload for e in open_bundle_events(bundle) if e.kind == "tool.call" and "request" in e.payload]
+    assert [p["tool"] for p in recorded] == through_kubectl
+    assert not Path(config).exists(), "the kubeconfig goes with the run"
+    report = replay(bundle)
+    assert report.ok, report.format()
+
+
+def open_bundle_events(bundle: Path) -> list[Any]:
+    from engine.bundle.format import open_bundle
+
+    return list(open_bundle(bundle).events)
+
