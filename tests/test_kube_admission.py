@@ -631,7 +631,8 @@ def test_an_external_agent_acting_through_kubectl_scores_like_the_tool_server(se
     """``marathon serve --kube-api``: the oracle's recorded calls, replayed by an external agent
     that sends every act kubectl can say exactly (delete pod, scale, rollout undo --to-revision,
     set env, set image) through the Kubernetes API and the rest through the HTTP tool server,
-    give the tool server's tool events and score -- and the bundle replays."""
+    give the tool server's acts with the same answers, plus the reads kubectl made (each a
+    recorded ``kube_read`` costing 5 s, so never a better score) -- and the bundle replays."""
     import subprocess
 
     pytest.importorskip("engine.kube.patching")
@@ -689,9 +690,24 @@ def test_an_external_agent_acting_through_kubectl_scores_like_the_tool_server(se
     assert proc.wait(60) == 0 and finished["complete"]
     assert through_kubectl, "some of the oracle's acts went through kubectl"
     bundle = _bundle_of(run_dir)
-    assert _tool_events(bundle) == reference.tool_events
-    assert _score(bundle) == reference.score
-    recorded = [e.payload for e in open_bundle_events(bundle) if e.kind == "tool.call" and "request" in e.payload]
+    # kubectl reads the object before it writes it (a GET of the Deployment before set env, scale
+    # reads nothing): each such read is a recorded kube_read costing a typed read's 5 s, so the
+    # acts are the same calls with the same answers, only later by the reads before them.
+    events = _tool_events(bundle)
+    reads = [e for e in events if e[2] == "kube_read"]
+    assert reads and all(e[4] and e[5] and e[6] == "read-only" for e in reads)
+    acts = [e[1:] for e in events if e[2] != "kube_read"]
+    assert [a[:5] for a in acts] == [e[1:6] for e in reference.tool_events]
+    assert all(e[0] >= r[0] for e, r in zip([e for e in events if e[2] != "kube_read"], reference.tool_events,
+                                            strict=True))
+    # Scored from its own events like any bundle: the same acts, later by the reads kubectl made,
+    # never score better than the typed calls made without them.
+    got = _score(bundle)
+    assert got["score"] <= reference.score["score"]
+    assert {k: got[k] for k in ("actions", "risky_actions", "false_declarations")} == \
+        {k: reference.score[k] for k in ("actions", "risky_actions", "false_declarations")}
+    recorded = [e.payload for e in open_bundle_events(bundle) if e.kind == "tool.call" and "request" in e.payload
+                and e.payload["tool"] != "kube_read"]
     assert [p["tool"] for p in recorded] == through_kubectl
     assert not Path(config).exists(), "the kubeconfig goes with the run"
     report = replay(bundle)
@@ -703,3 +719,59 @@ def open_bundle_events(bundle: Path) -> list[Any]:
 
     return list(open_bundle(bundle).events)
 
+
+
+# --------------------------------------------------------------------- reads cost what typed reads cost
+
+
+def test_api_reads_are_recorded_charged_and_replay(tmp_path: Path) -> None:
+    """On ``play`` and ``serve`` every resource read through the API is a ``kube_read`` call with
+    its raw request, charged a typed read's 5 s; discovery is not a read; the bundle replays."""
+    from engine.operate.tools import API_TOOLS, TOOLS, tool_schemas
+    from engine.run.kubeapi import OperatorReads
+
+    assert "kube_read" not in TOOLS and "kube_read" in API_TOOLS  # the API's accounting, not an operator tool
+    assert all(s["function"]["name"] != "kube_read" for s in tool_schemas())
+    run = _run(tmp_path)
+    refused = run.tools.call("kube_read", {"verb": "list", "resource": "pods"})  # no request: not callable
+    assert not refused.ok and "unknown tool 'kube_read'" in (refused.error or "")
+    reads = OperatorReads(OperatorMutator(run))
+    before = run.now
+    reads("list", "pods", _req(None, f"/api/v1/namespaces/{NS}/pods?limit=500", "GET"))
+    reads("log", "pods/frontend-x", _req(None, f"/api/v1/namespaces/{NS}/pods/frontend-x/log", "GET"))
+    calls = [c for c in _calls(run) if c["tool"] == "kube_read" and "request" in c]
+    assert [c["args"] for c in calls] == [{"verb": "list", "resource": "pods"},
+                                          {"verb": "log", "resource": "pods/frontend-x"}]
+    assert calls[0]["request"]["method"] == "GET" and calls[0]["request"]["path"].endswith("pods?limit=500")
+    assert run.now == pytest.approx(before + 10.0)  # two reads, 5 s each, as two typed reads
+    run.advance_to(300)
+    run.close()
+    report = replay(seal_run(tmp_path / "run", recover=True))
+    assert report.ok, report.format()
+
+
+def test_serve_refuses_api_reads_outside_the_invocation() -> None:
+    from engine.run.kubeapi import OperatorReads
+
+    run = _run()
+    reads = OperatorReads(OperatorMutator(run, writes="invocation", invocation_open=lambda: False))
+    err = _raises(409, reads, "list", "pods", _req(None, f"/api/v1/namespaces/{NS}/pods", "GET"))
+    assert err.reason == "Conflict" and "no invocation is open" in err.message
+    assert not [c for c in _calls(run) if c["tool"] == "kube_read"]
+
+
+def test_real_kubectl_reads_through_play_are_kube_read_calls(tmp_path: Path) -> None:
+    run, kube, k = _kubectl_run(tmp_path)
+    try:
+        got = k("get", "pods", "-o", "wide")
+        assert got.returncode == 0, got.stderr
+        assert "cartservice-" in got.stdout
+        described = k("describe", "deployment", "cartservice")
+        assert described.returncode == 0, described.stderr
+        reads = [c for c in _calls(run) if c["tool"] == "kube_read"]
+        assert {"verb": "list", "resource": "pods"} in [c["args"] for c in reads]
+        assert any(c["args"]["resource"] == "deployments.apps/cartservice" for c in reads)
+        assert all(c["request"]["method"] == "GET" for c in reads)
+        assert not any(c["request"]["path"] == "/api" or c["request"]["path"].startswith("/apis?") for c in reads)
+    finally:
+        kube.stop()

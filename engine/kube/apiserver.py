@@ -77,7 +77,7 @@ from typing import Any
 from aiohttp import web
 
 from engine.kube import patching, protobuf, tables
-from engine.kube.protocol import ApiError, DeploymentChange, Mutator, NodeChange, Requester
+from engine.kube.protocol import ApiError, DeploymentChange, Mutator, NodeChange, ReadAudit, Requester
 from engine.kube.resources import (
     AUTHORIZATION_GROUP,
     CHAOS_GROUP,
@@ -312,14 +312,17 @@ class KubeAPIServer:
             (:attr:`certificate`, for the kubeconfig; kubectl sends a token only over TLS);
             False: plain HTTP (for clients that need no credentials, or ``token=None``).
         git_version: the server version ``/version`` reports.
+        reads: told of every resource read before it is answered (:class:`engine.kube.protocol.ReadAudit`:
+            the operator's API records and charges them); None: reads are free and unrecorded.
     """
 
     def __init__(self, substrate: Substrate, *, lock: AbstractContextManager[Any], mutator: Mutator | None = None,
                  token: str | Mapping[str, str] | None = None, user: str = "admin", proxy: ProxyCall | None = None,
                  extra_routes: Sequence[tuple[str, str, Handler]] = (), epoch: datetime | None = None,
                  anchor_wall_clock: bool = False, chaos: bool = False, tls: bool = True,
-                 git_version: str = "v1.36.2") -> None:
+                 git_version: str = "v1.36.2", reads: ReadAudit | None = None) -> None:
         self.substrate = substrate
+        self.reads = reads
         self.lock = lock
         self.mutator = mutator
         self.tokens: dict[str, str] | None = (None if token is None else
@@ -623,6 +626,7 @@ class KubeAPIServer:
         if group == METRICS_GROUP:
             if method != "GET":
                 raise _not_allowed(method, request.path)
+            await self._audit(request, user, "metrics", res, name)
             return await self._metrics(request, res, namespace, name)
         if group == CHAOS_GROUP:
             return await self._custom_objects(request, user, res, namespace, name)
@@ -633,6 +637,7 @@ class KubeAPIServer:
         if sub == "log" and res.plural == "pods" and name is not None:
             if method != "GET":
                 raise _not_allowed(method, request.path)
+            await self._audit(request, user, "log", res, name)
             return await self._logs(request, namespace or "default", name)
         if sub == "proxy" and res.plural == "services" and name is not None:
             return await self._service_proxy(request, namespace or "default", name, "/" + "/".join(rest[3:]))
@@ -641,6 +646,8 @@ class KubeAPIServer:
         if sub is not None:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if method == "GET":
+            verb = "get" if name is not None else "watch" if _bool_param(request.query, "watch") else "list"
+            await self._audit(request, user, verb, res, name)
             await self._refresh()
             if name is None:
                 if _bool_param(request.query, "watch"):
@@ -650,6 +657,18 @@ class KubeAPIServer:
         if method in ("PATCH", "PUT", "DELETE", "POST"):
             return await self._write(request, user, res, namespace, name)
         raise _not_allowed(method, request.path)
+
+    async def _audit(self, request: web.Request, user: str, verb: str, res: ServedResource, name: str | None) -> None:
+        """Tell :attr:`reads` of one resource read (it may refuse it with an ApiError)."""
+        if self.reads is None:
+            return
+        resource = f"{res.plural}.{res.group}" if res.group else res.plural
+        if name is not None:
+            resource += f"/{name}"
+        req = Requester(user=user, incident=None, method=request.method, path=request.path_qs,
+                        content_type=request.headers.get("Accept", ""))
+        reads = self.reads
+        await asyncio.to_thread(reads, verb, resource, req)
 
     def _version(self) -> dict[str, str]:
         major, minor, _ = self.git_version.lstrip("v").split(".", 2)

@@ -137,6 +137,22 @@ class NodeChange:
     taints: tuple[Mapping[str, str], ...] | None = None
 
 
+class ReadAudit(Protocol):
+    """Told of every resource read before it is answered (``get``, ``list``, ``watch``, ``log``,
+    ``metrics``; discovery, ``/version`` and access reviews are not reads of the cluster).
+
+    The operator's API records each as a tool call and charges it a read's modeled run time,
+    so information costs the same through kubectl as through the typed tools; it refuses a
+    read (for example outside an external agent's invocation) by raising :class:`ApiError`.
+    Called holding no lock, from a worker thread.
+    """
+
+    def __call__(self, verb: str, resource: str, req: Requester) -> None:
+        """``verb``: ``get``, ``list``, ``watch``, ``log`` or ``metrics``; ``resource``: the
+        plural, with its group when not core (``deployments.apps``), and ``/name`` for one object."""
+        ...
+
+
 class Mutator(Protocol):
     """Executes (or refuses, with :class:`ApiError`) the writes the API server parsed.
 

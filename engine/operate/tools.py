@@ -347,6 +347,21 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
 ]}
 
 
+class KubeReadArgs(ToolArgs):
+    verb: Literal["get", "list", "watch", "log", "metrics"]
+    resource: str = Field(min_length=1, max_length=300, description="plural[.group][/name], e.g. pods/cart-1")
+
+
+API_TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
+    ToolSpec("kube_read", "read", KubeReadArgs,
+             "A read of the run's Kubernetes API (kubectl get, describe, logs, top, get -w: one per request "
+             "the server answers from the cluster): recorded with its raw request and charged a read's "
+             "modeled run time, as a typed read is. The answer went over the API, not into this result."),
+]}
+"""Tools only the Kubernetes API calls (with its raw request): not offered to operators as tools
+(:func:`tool_schemas`, MCP, the palette), since they are the API's own accounting."""
+
+
 def tool_schemas(tiers: tuple[str, ...] = ("read", "report", "act", "workspace")) -> list[dict[str, Any]]:
     """Tools in the OpenAI function-calling format (``{"type": "function", "function": {...}}``)."""
     out = []
@@ -469,6 +484,7 @@ class ToolBox:
             "rollout_restart": self._rollout_restart,
             "set_resources": self._set_resources,
             "set_probe": self._set_probe,
+            "kube_read": self._kube_read,
             "workspace_list": self._ws_list,
             "workspace_read": self._ws_read,
             "workspace_write": self._ws_write,
@@ -511,6 +527,8 @@ class ToolBox:
         now = self.run.now
         tool = recorded_tool_name(name)
         spec = TOOLS.get(tool)
+        if spec is None and request is not None:
+            spec = API_TOOLS.get(tool)
         recorded, problems = bound_arguments(tool, args)
         if spec is None:
             hint = " (the name given was not a short printable string)" if tool.startswith("$unrecorded-") else ""
@@ -773,6 +791,9 @@ class ToolBox:
             return ToolResult(True, f"no matches for {a.pattern!r} in {a.service}")
         more = f"\n... more than {a.max_matches} matches" if count > a.max_matches else ""
         return ToolResult(True, "\n--\n".join(out) + more)
+
+    def _kube_read(self, a: KubeReadArgs) -> ToolResult:
+        return ToolResult(True, f"{a.verb} {a.resource}: answered over the Kubernetes API")
 
     def _get_time(self, a: GetTimeArgs) -> ToolResult:
         run = self.run

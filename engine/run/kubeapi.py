@@ -61,11 +61,19 @@ Departures from a real API server: the admission denial is a ``403`` whose messa
 policy's reason (a real admission webhook's denial is a ``403`` too, worded by the webhook);
 an allowed write costs the modeled run time of an act (10 s) before it is answered.
 
-Not the same as the typed tools, by design: reads through the API (``get``, ``describe``,
-``logs``, ``top``, watches) are neither recorded nor charged run time, where each typed read
-costs 5 s -- they leave the run exactly as it is (a seeded run with any number of them replays
-unchanged: :meth:`engine.sim.simulator.Simulator.scrape` folds no traffic for a reader); and on
-``serve`` the ``agent.end`` event's ``tool_calls`` counts the tool server's calls only.
+Reads cost what typed reads cost: on ``play`` and ``serve`` every resource read the server
+answers from the cluster (``get``, ``list``, ``watch``, ``pods/log``, ``metrics.k8s.io``; not
+discovery, ``/version`` or access reviews) is one ``kube_read`` tool call
+(:data:`engine.operate.tools.API_TOOLS`), recorded with its raw request and charged a read's
+5 s of modeled run time, and on ``serve`` refused with 409 outside the agent's invocation, as
+the tool server refuses its calls -- so information is not cheaper through kubectl. kubectl
+sends more requests than a typed tool makes calls (``describe pod`` is a GET of the pod and a
+list of its events: 10 s where ``kubectl_describe`` costs 5 s; ``set image`` reads the
+Deployment before it patches), so the API is never the cheaper way. On ``run`` and ``watch``
+the API is a watcher's (the operator is a built-in agent): reads are free and unrecorded, and
+they leave the run exactly as it is (a seeded run with any number of them replays unchanged:
+:meth:`engine.sim.simulator.Simulator.scrape` folds no traffic for a reader). On ``serve`` the
+``agent.end`` event's ``tool_calls`` counts the tool server's calls only.
 """
 
 from __future__ import annotations
@@ -324,6 +332,35 @@ class OperatorMutator:
         return target.conflict(f"{tool}: {error}")
 
 
+class OperatorReads:
+    """:class:`engine.kube.protocol.ReadAudit` for a run: each resource read is one ``kube_read``
+    tool call (module docstring), refused with 409 Conflict when no invocation is open on
+    ``serve`` or the run has ended.
+
+    Args:
+        mutator: the run's :class:`OperatorMutator` (its run, write mode and invocation test).
+    """
+
+    def __init__(self, mutator: OperatorMutator) -> None:
+        self.mutator = mutator
+
+    def __call__(self, verb: str, resource: str, req: Requester) -> None:
+        m = self.mutator
+        run = m.run
+        with run.lock:
+            if run.finished or run.over:
+                raise ApiError(409, "Conflict", "the run has ended; the cluster is no longer served")
+            if m.writes == "invocation" and not m._invocation_open():
+                nxt = run.next_invocation_t
+                raise ApiError(409, "Conflict", f"no invocation is open: the operator's reads and writes are "
+                                                f"answered while an invocation is open (the tool server answers "
+                                                f"409 likewise); the next starts at run time "
+                                                f"{int(nxt // 60)}:{int(nxt % 60):02d}")
+            result = run.tools.call("kube_read", {"verb": verb, "resource": resource}, request=request_record(req))
+        if not result.ok:
+            raise ApiError(409, "Conflict", result.error or "the read was refused")
+
+
 def named_incident(req: Requester) -> str | None:
     """The incident a write names: :attr:`Requester.incident`, except kubectl's own default field
     managers (``kubectl``, ``kubectl-set``, ``kubectl-rollout``, ``kubectl-client-side-apply``...,
@@ -395,8 +432,9 @@ def start_kube_api(run: Orchestrator, *, command: str, port: int = 0, invocation
 
     token = token or secrets.token_urlsafe(24)
     mutator = OperatorMutator(run, writes=write_modes(command), invocation_open=invocation_open)
+    reads = OperatorReads(mutator) if mutator.writes != "read-only" else None
     server = KubeAPIServer(run.sim, lock=run.lock, mutator=mutator, token=token, user="operator", epoch=EPOCH,
-                           anchor_wall_clock=run.clock == "wall" and run.speed == 1.0)
+                           anchor_wall_clock=run.clock == "wall" and run.speed == 1.0, reads=reads)
     url = server.start("127.0.0.1", port)
     if kubeconfig is None:
         kubeconfig = default_kubeconfig_path(run)
