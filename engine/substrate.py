@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from engine.apps.model import AppModel, Probe, Resources
 
@@ -322,10 +322,19 @@ class SubstrateError(Exception):
     """A mutation or query the substrate refuses (unknown object, invalid change)."""
 
 
+class FaultSkipped(SubstrateError):
+    """A catalog fault this substrate cannot inject (no API expression for its mechanism here,
+    e.g. a kubelet stop on a real cluster, or chaos faults without Chaos Mesh): the run records
+    it as skipped -- it is neither scored as missed nor counted as failed -- and the run's
+    summary counts it."""
+
+
 class Substrate(ABC):
     """A running application under load (see module docstring).
 
     Attributes:
+        kind: the substrate kind :func:`engine.run.substrates.open_substrate` opens it by
+            (``sim``, ``kube``); ``run.start`` records it.
         app: the application model it runs.
         seed: the run's seed (the simulator's randomness; a real cluster's load generator).
         dt: the granularity of :meth:`advance`, seconds: run time moves in whole multiples
@@ -335,6 +344,7 @@ class Substrate(ABC):
             Prometheus instead.
     """
 
+    kind: ClassVar[str] = "sim"
     app: AppModel
     seed: int
     dt: float
