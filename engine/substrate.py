@@ -651,6 +651,18 @@ class Substrate(ABC):
             KeyError: no such workload.
         """
 
+    def fault_in_template(self, fault: FaultInstance) -> list[str]:
+        """What of the injection of ``fault`` the target's pod template (or Service) still
+        carries -- the fault's image, env values, resources, probes, replicas -- as short
+        descriptions; empty when none of it is left. The restart gate's judgement on a
+        substrate that cannot :meth:`fork`: a restart only masks a defect that is still
+        deployed, so a repair with nothing of the fault left in the template survives one.
+
+        Raises:
+            SubstrateError: a substrate without it (the simulator forks instead).
+        """
+        raise SubstrateError(f"{type(self).__name__} judges restarts by forking")
+
     @abstractmethod
     def fork(self, *, drop_pending_builds: bool = False) -> Substrate:
         """An independent copy of the cluster at its current time, to try something on (the

@@ -1313,6 +1313,32 @@ class KubeSubstrate(Substrate):
             detail += f"; {ro.detail}"
         return ProbeResult(ok, success, p95, detail)
 
+    def fault_in_template(self, fault: FaultInstance) -> list[str]:
+        """See :meth:`Substrate.fault_in_template`: compares the workload (and Service) now with
+        the values the injection set."""
+        spec, orig = fault.spec, fault.original
+        try:
+            wl = self.workload(spec.target)
+        except SubstrateError:
+            return []
+        left = []
+        if orig.get("fault_image") and wl.image == orig["fault_image"]:
+            left.append(f"image {wl.image}")
+        done = orig.get("fault") or {}
+        left += [f"env {k}={v}" for k, v in (done.get("env") or {}).items() if wl.env.get(k) == v]
+        left += [key.replace("_", " ") for key in ("image", "resources", "readiness_probe", "liveness_probe")
+                 if key in done and getattr(wl, key) == done[key]]
+        if "replicas" in orig and spec.config is not None and wl.replicas == spec.config.replicas:
+            left.append(f"replicas {wl.replicas}")
+        if spec.service_change is not None:
+            svc = (self._get("Service", spec.target) or {}).get("spec") or {}
+            if spec.service_change.selector is not None and svc.get("selector") == spec.service_change.selector:
+                left.append("service selector")
+            port = (svc.get("ports") or [{}])[0].get("targetPort")
+            if spec.service_change.target_port is not None and port == spec.service_change.target_port:
+                left.append("service targetPort")
+        return left
+
     def fork(self, *, drop_pending_builds: bool = False) -> Substrate:
         """A cluster cannot be copied.
 
