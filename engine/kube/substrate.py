@@ -82,9 +82,11 @@ from engine.substrate import (
 if TYPE_CHECKING:
     from faults.spec import FaultSpec, ProbeSpec
 
-LE: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, math.inf)
-"""Default latency bucket bounds, seconds (the Prometheus client libraries' defaults, which the
-simulator's histograms use too); a cluster whose histograms have other bounds reports those."""
+LE: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, math.inf)
+"""Latency bucket bounds a health window always has, seconds: the simulator's
+(:data:`engine.sim.health.LE`; the Prometheus client defaults plus 30 s and 60 s), so windows
+from ``marathon cluster`` equal the embedded ones bucket for bucket (a bound a service's
+histogram lacks counts 0, as in the simulator). Bounds a real app's histograms add are merged in."""
 
 CHAOS_GROUP, CHAOS_VERSION = "chaos-mesh.org", "v1alpha1"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -598,7 +600,7 @@ class KubeSubstrate(Substrate):
         req = series_increase(req_now, since.requests if since else {})
         bkt = series_increase(bkt_now, since.buckets if since else {})
         span = 0.0 if since is None else self.now - since.t
-        le = _bounds(bkt) or LE
+        le = tuple(sorted(set(LE) | set(_bounds(bkt))))
         pods = self.pods()
         services = []
         for svc in self.app.services:
