@@ -252,3 +252,64 @@ def test_a_real_cluster_runs_on_wall_seconds_and_estimates_probes(sim: Simulator
         with pytest.raises(SubstrateError, match="real cluster"):
             sub.set_load_factor(2.0)
         assert sub.health_window().services[0].requests == 0.0  # no Prometheus: no counters
+
+
+class _NoChaosSim(Simulator):
+    """The embedded cluster standing in for a substrate without Chaos Mesh and without forks."""
+
+    kind = "kube"
+
+    def apply_fault(self, spec: Any) -> Any:
+        if spec.mechanism == "cpu-pressure":
+            raise FaultSkipped(f"{spec.id}: cpu-pressure needs Chaos Mesh")
+        return super().apply_fault(spec)
+
+    def fork(self, *, drop_pending_builds: bool = False) -> Simulator:
+        raise SubstrateError("a real cluster cannot be forked")
+
+    def fault_in_template(self, fault: Any) -> list[str]:
+        return ["env X=1"] if fault.spec.mechanism == "config-patch" else []
+
+
+def test_a_skipped_fault_is_recorded_counted_and_not_scored() -> None:
+    from engine.run.orchestrator import Orchestrator
+    from faults.schedule import parse_schedule
+    from scoring.score import _read
+
+    cat = load_catalog("online-boutique").faults
+    cpu = next(f for f in cat if f.mechanism == "cpu-pressure")
+    env = next(f for f in cat if f.mechanism == "config-patch" and f.config and f.config.env)
+    sched = parse_schedule({"app": "online-boutique", "seed": 1, "regime": "short-5", "duration_s": 300,
+                            "faults": [{"at": 30, "fault": cpu.id, "target": cpu.target, "lifetime": 200},
+                                       {"at": 60, "fault": env.id, "target": env.target, "lifetime": 200}]},
+                           "<test>")
+    run = Orchestrator(sched, substrate=_NoChaosSim("online-boutique", seed=1), hide_truth=False)
+    run.run()
+    events = run.stream.events
+    inject = {e.payload["fault"]: e.payload for e in events if e.kind == "fault.inject"}
+    assert inject[cpu.id]["skipped"] is True and "Chaos Mesh" in inject[cpu.id]["error"]
+    assert "skipped" not in inject[env.id]
+    end = next(e.payload for e in events if e.kind == "run.end")
+    assert (end["faults_skipped"], end["faults_failed_to_inject"], end["faults_injected"]) == (1, 0, 1)
+    assert events[0].payload["substrate"] == "kube"
+    assert "1 fault(s) skipped" in run.summary()
+    from engine.apps.model import load_app
+
+    assert set(_read(events, load_app("online-boutique")).faults) == {env.id}  # the skipped one is not scored
+
+
+def test_restart_gate_without_a_fork_judges_the_template() -> None:
+    from engine.run.orchestrator import restart_survives
+
+    sim = _NoChaosSim("online-boutique", seed=1)
+    sim.advance(30)
+    cat = load_catalog("online-boutique").faults
+    env = next(f for f in cat if f.mechanism == "config-patch" and f.config and f.config.env)
+    inst = sim.apply_fault(env)
+    ok, detail = restart_survives(sim, env, inst)
+    assert not ok and "still has the fault's env X=1" in detail
+    scale = next(f for f in cat if f.mechanism == "scale")
+    inst = sim.apply_fault(scale)
+    ok, detail = restart_survives(sim, scale, inst)
+    assert "judged by the template" in detail and ok == sim.probe(scale.probe, scale.probe_anchor).ok
+    assert restart_survives(sim, scale)[0] is False  # nothing to judge by
