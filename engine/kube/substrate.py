@@ -287,6 +287,7 @@ class KubeSubstrate(Substrate):
         """Image reference -> the source files it was built from (the shipped ones, then ours)."""
         self._store_uids: dict[str, set[str]] = {}
         self._chaos: bool | None = None
+        self._ports: dict[str, int | str] = {}
         try:
             self._sim_clock = self._clock_start()
         except Exception as exc:
@@ -602,19 +603,22 @@ class KubeSubstrate(Substrate):
         span = 0.0 if since is None else self.now - since.t
         le = tuple(sorted(set(LE) | set(_bounds(bkt))))
         pods = self.pods()
+        workloads = {o["metadata"]["name"]: o for k in ("Deployment", "StatefulSet") for o in self.objects(k)}
         services = []
         for svc in self.app.services:
             lab = dict
+            wl = workloads.get(svc.name, {})
             total = sum(v for k, v in req.items() if lab(k).get("service") == svc.name)
             errors = sum(v for k, v in req.items() if lab(k).get("service") == svc.name
                          and lab(k).get("code", "").startswith("5"))
             services.append(ServiceWindow(
-                service=svc.name, ready=self._ready(svc.name), desired=self._desired(svc.name),
+                service=svc.name, ready=int((wl.get("status") or {}).get("readyReplicas", 0) or 0),
+                desired=int((wl.get("spec") or {}).get("replicas", 1)) if wl else 0,
                 requests=float(total), errors=float(errors),
                 latency_buckets=_buckets(bkt, le, service=svc.name),
                 restarts=sum(p.restarts for p in pods if p.service == svc.name and not p.terminating),
                 status=_worst([p.status for p in pods if p.service == svc.name and not p.terminating])))
-        routes = tuple(self._route_windows(req, bkt, le, max(span, self.dt), pods))
+        routes = tuple(self._route_windows(req, bkt, le, max(span, self.dt)))
         stores = self._store_generations(pods)
         return HealthWindow(t=self.now, span_s=span, le=le, services=tuple(services), routes=routes, stores=stores,
                             mark=_Mark(self.now, req_now, bkt_now))
@@ -631,37 +635,35 @@ class KubeSubstrate(Substrate):
         except SubstrateError:
             return 0
 
-    def _route_windows(self, req: dict[Any, float], bkt: dict[Any, float], le: tuple[float, ...], span: float,
-                       pods: list[PodView]) -> list[RouteHealth]:
+    def _route_windows(self, req: dict[Any, float], bkt: dict[Any, float], le: tuple[float, ...],
+                       span: float) -> list[RouteHealth]:
         import numpy as np
 
         from alerts.promql.functions import bucket_quantiles
 
-        out = []
+        rows = []
         for r in self.app.routes:
             sel = [(dict(k), v) for k, v in req.items() if dict(k).get("service") == r.entry.service
                    and dict(k).get("handler") == r.entry.operation]
             total = sum(v for _, v in sel)
             errors = sum(v for k, v in sel if k.get("code", "").startswith("5"))
             hist = np.asarray([_buckets(bkt, le, service=r.entry.service, entry="true")], dtype=np.float64)
-            q = bucket_quantiles(0.5, np.asarray(le), hist, nonmonotonic="bisect", divide_first=False)
-            q95 = bucket_quantiles(0.95, np.asarray(le), hist, nonmonotonic="bisect", divide_first=False)
-            p50 = 0.0 if math.isnan(q[0]) else 1000.0 * float(q[0])
-            p95 = 0.0 if math.isnan(q95[0]) else 1000.0 * float(q95[0])
-            if self._sim_clock and total:
-                with contextlib.suppress(SubstrateError):
-                    p95 = self._route_probe_p95(r.name)
-            out.append(RouteHealth(r.name, total / span, errors / total if total else 0.0, p50, p95))
-        return out
+            q = [bucket_quantiles(x, np.asarray(le), hist, nonmonotonic="bisect", divide_first=False)[0]
+                 for x in (0.5, 0.95)]
+            rows.append([r.name, total, errors, *(0.0 if math.isnan(x) else 1000.0 * float(x) for x in q)])
+        if self._sim_clock:  # the load generator's model view of each route, as the embedded one reports it
+            from faults.spec import ProbeSpec
 
-    def _route_probe_p95(self, route: str) -> float:
-        from faults.spec import ProbeSpec
-
-        samples = self._send(*self._probe_target(ProbeSpec(route=route), None), n=1)
-        hint = samples[0][2]
-        if hint is None:
-            raise SubstrateError("no model hint")
-        return hint[1]
+            asks = [self._probe_target(ProbeSpec(route=str(row[0])), None) for row in rows]
+            try:
+                answers = self._send_many([(s, p, q, 1) for s, p, q in asks])
+            except SubstrateError:
+                answers = []
+            for row, ans in zip(rows, answers, strict=False):
+                if ans and ans[0][2] is not None and row[1]:
+                    row[4] = ans[0][2][1]
+        return [RouteHealth(str(name), float(total) / span, float(errors) / float(total) if total else 0.0,
+                            float(p50), float(p95)) for name, total, errors, p50, p95 in rows]
 
     def _store_generations(self, pods: list[PodView]) -> dict[str, int]:
         out = {}
@@ -994,6 +996,7 @@ class KubeSubstrate(Substrate):
         if not ops:
             raise SubstrateError(f"{service}: nothing to change")
         self._patch("Service", service, ops, "application/json-patch+json")
+        self._ports.pop(service, None)
         parts = [f"selector {selector}" if selector is not None else "", f"targetPort {target_port}"
                  if target_port is not None else ""]
         return self._record(service, "service", summary or "patch service: " + ", ".join(p for p in parts if p),
@@ -1230,28 +1233,43 @@ class KubeSubstrate(Substrate):
         return route.entry.service, route.path.lstrip("/"), dict(probe.attributes)
 
     def _service_port(self, service: str) -> int | str:
-        svc = self._get("Service", service)
-        ports = ((svc or {}).get("spec") or {}).get("ports") or []
-        if ports:
-            return int(ports[0].get("port"))
-        m = self.app.service(service)
-        return m.service_port or m.port or 80
+        """The Service's first port (cached: a probe must not cost an extra request; a
+        :meth:`patch_service` forgets it)."""
+        if service not in self._ports:
+            svc = self._get("Service", service)
+            ports = ((svc or {}).get("spec") or {}).get("ports") or []
+            m = self.app.service(service) if service in self.app.service_names() else None
+            self._ports[service] = int(ports[0].get("port")) if ports else \
+                (m.service_port or m.port or 80) if m is not None else 80
+        return self._ports[service]
 
     def _send(self, service: str, path: str, query: dict[str, str], n: int) -> list[_Answer]:
-        """``n`` GETs through the service proxy: (ok, latency ms, (success, p95 ms) from the
-        simulated cluster's X-Marathon-* headers or None)."""
+        """``n`` GETs through the service proxy (see :meth:`_send_many`)."""
+        return self._send_many([(service, path, query, n)])[0]
+
+    def _send_many(self, requests: list[tuple[str, str, dict[str, str], int]]) -> list[list[_Answer]]:
+        """Probe requests through the service proxy, one list of answers per ``(service, path,
+        query, n)``: ``n`` GETs each (the lists concurrently, each list's GETs one after the
+        other), every answer ``(ok, latency ms, (success, p95 ms) from the simulated cluster's
+        X-Marathon-* headers or None)``; ok is a status below 500.
+
+        Raises:
+            SubstrateError: the proxy refuses the credentials (401/403).
+        """
         import aiohttp
 
         cfg = self.api.configuration
-        url = (f"{cfg.host.rstrip('/')}/api/v1/namespaces/{self.namespace}/services/{service}:"
-               f"{self._service_port(service)}/proxy/{urllib.parse.quote(path)}")
-        headers = {"Authorization": str(cfg.api_key.get("authorization") or cfg.api_key.get("BearerToken") or "")}
-        if not headers["Authorization"] and getattr(cfg, "access_token", None):
-            headers["Authorization"] = f"Bearer {cfg.access_token}"
-        if headers["Authorization"] and not headers["Authorization"].lower().startswith("bearer "):
-            headers["Authorization"] = f"Bearer {headers['Authorization']}"
+        base = f"{cfg.host.rstrip('/')}/api/v1/namespaces/{self.namespace}/services"
+        urls = [f"{base}/{service}:{self._service_port(service)}/proxy/{urllib.parse.quote(path)}"
+                for service, path, _, _ in requests]
+        auth = str(cfg.api_key.get("authorization") or cfg.api_key.get("BearerToken") or "")
+        if not auth and getattr(cfg, "access_token", None):
+            auth = f"Bearer {cfg.access_token}"
+        if auth and not auth.lower().startswith("bearer "):
+            auth = f"Bearer {auth}"
+        headers = {"Authorization": auth} if auth else {}
         ssl: Any = None
-        if url.startswith("https"):
+        if base.startswith("https"):
             import ssl as ssl_mod
 
             ctx = (ssl_mod.create_default_context(cafile=cfg.ssl_ca_cert) if cfg.verify_ssl
@@ -1260,27 +1278,30 @@ class KubeSubstrate(Substrate):
                 ctx.load_cert_chain(cfg.cert_file, cfg.key_file)
             ssl = ctx
 
-        async def run() -> list[_Answer]:
-            out = []
-            timeout = aiohttp.ClientTimeout(total=self.timeout_s)
-            async with aiohttp.ClientSession(timeout=timeout, headers=headers) as session:
-                for _ in range(n):
-                    t0 = time.perf_counter()
-                    try:
-                        async with session.get(url, params=query, ssl=ssl) as resp:
-                            await resp.read()
-                            ms = 1000.0 * (time.perf_counter() - t0)
-                            ms = _server_timing(resp.headers.get("Server-Timing")) or ms
-                            hint = None
-                            if "X-Marathon-Success" in resp.headers:
-                                hint = (float(resp.headers["X-Marathon-Success"]),
-                                        float(resp.headers.get("X-Marathon-P95-Ms", "0")))
-                            if resp.status in (401, 403):
-                                raise SubstrateError(f"the service proxy refused the probe: {resp.status}")
-                            out.append((resp.status < 500, ms, hint))
-                    except (TimeoutError, aiohttp.ClientError):
-                        out.append((False, 1000.0 * self.timeout_s, None))
+        async def one(session: aiohttp.ClientSession, url: str, query: dict[str, str], n: int) -> list[_Answer]:
+            out: list[_Answer] = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                try:
+                    async with session.get(url, params=query, ssl=ssl) as resp:
+                        await resp.read()
+                        if resp.status in (401, 403):
+                            raise SubstrateError(f"the service proxy refused the probe: {resp.status}")
+                        ms = _server_timing(resp.headers.get("Server-Timing")) or 1000.0 * (time.perf_counter() - t0)
+                        hint = None
+                        if "X-Marathon-Success" in resp.headers:
+                            hint = (float(resp.headers["X-Marathon-Success"]),
+                                    float(resp.headers.get("X-Marathon-P95-Ms", "0")))
+                        out.append((resp.status < 500, ms, hint))
+                except (TimeoutError, aiohttp.ClientError):
+                    out.append((False, 1000.0 * self.timeout_s, None))
             return out
+
+        async def run() -> list[list[_Answer]]:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+                                             headers=headers) as session:
+                return list(await asyncio.gather(*(one(session, url, q, n)
+                                                   for url, (_, _, q, n) in zip(urls, requests, strict=True))))
 
         return asyncio.run(run())
 
