@@ -651,6 +651,12 @@ class Substrate(ABC):
             KeyError: no such workload.
         """
 
+    def close(self) -> None:
+        """Release what the substrate holds open (a real cluster's connections); the run loop
+        calls it when it closes. It may be used again afterwards (connections reopen). The
+        default does nothing."""
+        return None
+
     def fault_in_template(self, fault: FaultInstance) -> list[str]:
         """What of the injection of ``fault`` the target's pod template (or Service) still
         carries -- the fault's image, env values, resources, probes, replicas -- as short

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import hashlib
 import json
 import math
@@ -289,6 +290,8 @@ class KubeSubstrate(Substrate):
         self._store_uids: dict[str, set[str]] = {}
         self._chaos: bool | None = None
         self._ports: dict[str, int | str] = {}
+        self._cache: dict[str, list[dict[str, Any]]] = {}
+        self._cache_t: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._session: Any = None
         try:
@@ -300,7 +303,7 @@ class KubeSubstrate(Substrate):
         self.speed = float(self._sim_clock["speed"]) if self._sim_clock else 1.0
         """Run-time seconds per wall second: the simulated cluster's, 1 on a real cluster."""
         self._t = float(math.floor(self._cluster_now()))
-        names = {d["metadata"]["name"] for k in ("Deployment", "StatefulSet") for d in self.objects(k)}
+        names = {d["metadata"]["name"] for k in ("Deployment", "StatefulSet") for d in self._list(k)}
         if not names & set(self.app.service_names()):
             raise SubstrateError(f"namespace {self.namespace!r} holds none of {self.app.name}'s workloads; "
                                  "deploy the app there or pass --namespace")
@@ -320,6 +323,8 @@ class KubeSubstrate(Substrate):
         Raises:
             kubernetes.client.ApiException: any non-2xx answer.
         """
+        if method != "GET":
+            self._cache.clear()  # a write: the next read lists again
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
@@ -416,17 +421,35 @@ class KubeSubstrate(Substrate):
     # ----------------------------------------------------------------- state
 
     def objects(self, kind: str) -> list[dict[str, Any]]:
+        """Objects of one kind as ``kubectl get -o json`` lists them (see :meth:`_list`)."""
+        return copy.deepcopy(self._list(kind))
+
+    def _list(self, kind: str) -> list[dict[str, Any]]:
+        """One LIST of ``kind`` in the namespace (Nodes: the cluster's), items with ``kind`` and
+        ``apiVersion`` as kubectl fills them in. A snapshot per run-loop tick: lists are read
+        once per :attr:`now` (the simulator's state is per tick too) and again after any write
+        this substrate makes -- so an evaluation interval's probes, health and deploy history
+        cost a handful of requests, not one per question. The cached dicts are shared: copy
+        before changing one.
+
+        Raises:
+            SubstrateError: unknown kind, or the API refusing the list.
+        """
         from kubernetes.client import ApiException
 
+        if self._cache_t != self._t:
+            self._cache.clear()
+            self._cache_t = self._t
+        if kind in self._cache:
+            return self._cache[kind]
         path = self._path(kind)
         try:
             items = list(self._call("GET", path).get("items") or [])
         except ApiException as exc:
             raise SubstrateError(f"list {kind}: {exc.status} {exc.reason}") from None
         api_version = _KINDS[kind][2]
-        out = []
-        for it in items:
-            out.append({"apiVersion": api_version, "kind": kind, **it})  # kubectl fills these in on list items
+        out = [{"apiVersion": api_version, "kind": kind, **it} for it in items]  # kubectl fills these in on items
+        self._cache[kind] = out
         return out
 
     def events(self, since: float | None = None) -> list[dict[str, Any]]:
@@ -470,12 +493,16 @@ class KubeSubstrate(Substrate):
         return str(names[0])
 
     def _workload_obj(self, name: str) -> dict[str, Any]:
-        kind = "StatefulSet" if name in self.app.service_names() and \
-            self.app.service(name).workload == "StatefulSet" else "Deployment"
-        obj = self._get(kind, name) or self._get("StatefulSet" if kind == "Deployment" else "Deployment", name)
-        if obj is None:
-            raise SubstrateError(f"no workload {name!r} in namespace {self.namespace}")
-        return obj
+        """The Deployment or StatefulSet ``name`` from this tick's lists (shared: do not change it).
+
+        Raises:
+            SubstrateError: no such workload.
+        """
+        for kind in ("Deployment", "StatefulSet"):
+            obj = next((o for o in self._list(kind) if o["metadata"]["name"] == name), None)
+            if obj is not None:
+                return obj
+        raise SubstrateError(f"no workload {name!r} in namespace {self.namespace}")
 
     def workload(self, name: str) -> WorkloadView:
         obj = self._workload_obj(name)
@@ -501,9 +528,9 @@ class KubeSubstrate(Substrate):
         if service is not None:
             self._workload_obj(service)
         zones = {n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get("topology.kubernetes.io/zone")
-                 for n in self.objects("Node")}
+                 for n in self._list("Node")}
         out = []
-        for p in sorted(self.objects("Pod"), key=lambda p: p["metadata"]["name"]):
+        for p in sorted(self._list("Pod"), key=lambda p: p["metadata"]["name"]):
             app = (p["metadata"].get("labels") or {}).get("app")
             if service is not None and app != service:
                 continue
@@ -516,7 +543,7 @@ class KubeSubstrate(Substrate):
         return out
 
     def zone_nodes(self, zone: str) -> list[str]:
-        return [n["metadata"]["name"] for n in self.objects("Node")
+        return [n["metadata"]["name"] for n in self._list("Node")
                 if (n["metadata"].get("labels") or {}).get("topology.kubernetes.io/zone") == zone]
 
     def rollout_status(self, deployment: str) -> ProbeResult:
@@ -537,7 +564,7 @@ class KubeSubstrate(Substrate):
         total = int(status.get("replicas", 0) or 0)
         available = int(status.get("availableReplicas", status.get("readyReplicas", 0)) or 0)
         waiting = sorted({str((cs.get("state") or {}).get("waiting", {}).get("reason"))
-                          for p in self.objects("Pod") if (p["metadata"].get("labels") or {}).get("app") == deployment
+                          for p in self._list("Pod") if (p["metadata"].get("labels") or {}).get("app") == deployment
                           and not p["metadata"].get("deletionTimestamp")
                           for cs in p.get("status", {}).get("containerStatuses") or []
                           if "waiting" in (cs.get("state") or {})
@@ -606,7 +633,7 @@ class KubeSubstrate(Substrate):
         span = 0.0 if since is None else self.now - since.t
         le = tuple(sorted(set(LE) | set(_bounds(bkt))))
         pods = self.pods()
-        workloads = {o["metadata"]["name"]: o for k in ("Deployment", "StatefulSet") for o in self.objects(k)}
+        workloads = {o["metadata"]["name"]: o for k in ("Deployment", "StatefulSet") for o in self._list(k)}
         services = []
         for svc in self.app.services:
             lab = dict
@@ -803,7 +830,7 @@ class KubeSubstrate(Substrate):
         as the summary, the template's image), oldest first."""
         mine = {(c.service, c.revision) for c in self.changes if c.revision is not None}
         out = list(self.changes)
-        for rs in self.objects("ReplicaSet"):
+        for rs in self._list("ReplicaSet"):
             meta = rs["metadata"]
             owner = next((o["name"] for o in meta.get("ownerReferences") or [] if o.get("kind") == "Deployment"), None)
             ann = meta.get("annotations") or {}
@@ -955,7 +982,7 @@ class KubeSubstrate(Substrate):
         obj = self._workload_obj(service)
         current = int((obj["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision", 0))
         owned = []
-        for rs in self.objects("ReplicaSet"):
+        for rs in self._list("ReplicaSet"):
             meta = rs["metadata"]
             owners = meta.get("ownerReferences") or []
             if any(o.get("kind") == "Deployment" and o.get("name") == service for o in owners):
@@ -1152,6 +1179,7 @@ class KubeSubstrate(Substrate):
                 body_spec["loss"] = {"loss": f"{100 * rt.drop:g}"}
         body = {"apiVersion": f"{CHAOS_GROUP}/{CHAOS_VERSION}", "kind": kind,
                 "metadata": {"name": name, "namespace": self.namespace}, "spec": body_spec}
+        self._cache.clear()
         try:
             self.custom.create_namespaced_custom_object(CHAOS_GROUP, CHAOS_VERSION, self.namespace, plural, body,
                                                         _request_timeout=self.timeout_s)
@@ -1207,6 +1235,7 @@ class KubeSubstrate(Substrate):
                 out.append(self.patch_service(spec.target, summary=f"revert: {sc.summary}", author=sc.author, **kw2))
         for ref in fault.effect_ids:
             plural, _, name = ref.partition("/")
+            self._cache.clear()
             try:
                 self.custom.delete_namespaced_custom_object(CHAOS_GROUP, CHAOS_VERSION, self.namespace, plural, name,
                                                             _request_timeout=self.timeout_s)

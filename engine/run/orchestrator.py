@@ -663,7 +663,9 @@ class Orchestrator:
                               "events": len(self.stream.events) + 1})
 
     def close(self) -> None:
-        """Flush and close the recorder (the run may continue in memory); stop serving metrics."""
+        """Flush and close the recorder (the run may continue in memory); stop serving metrics;
+        let the substrate release its connections (:meth:`Substrate.close`)."""
+        self.sim.close()
         if self.recorder is not None:
             self.recorder.close()
         if self.metrics_server is not None:
