@@ -50,6 +50,7 @@ would make ``marathon run --substrate kube`` fail on a plain install with an imp
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import copy
 import hashlib
@@ -294,6 +295,7 @@ class KubeSubstrate(Substrate):
         self._cache_t: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._session: Any = None
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="kube-substrate-prom")
         try:
             self._sim_clock = self._clock_start()
         except Exception as exc:
@@ -626,14 +628,18 @@ class KubeSubstrate(Substrate):
         """
         if since is not None and not isinstance(since, _Mark):
             raise SubstrateError(f"not a health window mark: {since!r}")
-        req_now = self._counters("http_requests_total")
-        bkt_now = self._counters("http_request_duration_seconds_bucket")
+        # The three sources answer concurrently: route probes (their own loop), Prometheus
+        # (a worker thread), the API (here) -- a window costs the slowest, not the sum.
+        probing = self._route_probes_start()
+        counting = self._pool.submit(lambda: (self._counters("http_requests_total"),
+                                              self._counters("http_request_duration_seconds_bucket")))
+        pods = self.pods()
+        workloads = {o["metadata"]["name"]: o for k in ("Deployment", "StatefulSet") for o in self._list(k)}
+        req_now, bkt_now = counting.result()
         req = series_increase(req_now, since.requests if since else {})
         bkt = series_increase(bkt_now, since.buckets if since else {})
         span = 0.0 if since is None else self.now - since.t
         le = tuple(sorted(set(LE) | set(_bounds(bkt))))
-        pods = self.pods()
-        workloads = {o["metadata"]["name"]: o for k in ("Deployment", "StatefulSet") for o in self._list(k)}
         services = []
         for svc in self.app.services:
             lab = dict
@@ -648,7 +654,7 @@ class KubeSubstrate(Substrate):
                 latency_buckets=_buckets(bkt, le, service=svc.name),
                 restarts=sum(p.restarts for p in pods if p.service == svc.name and not p.terminating),
                 status=_worst([p.status for p in pods if p.service == svc.name and not p.terminating])))
-        routes = tuple(self._route_windows(req, bkt, le, max(span, self.dt)))
+        routes = tuple(self._route_windows(req, bkt, le, max(span, self.dt), probing))
         stores = self._store_generations(pods)
         return HealthWindow(t=self.now, span_s=span, le=le, services=tuple(services), routes=routes, stores=stores,
                             mark=_Mark(self.now, req_now, bkt_now))
@@ -665,8 +671,18 @@ class KubeSubstrate(Substrate):
         except SubstrateError:
             return 0
 
+    def _route_probes_start(self) -> Any:
+        """On ``marathon cluster``: one probe per entry route, started (a future of
+        :meth:`_send_many`'s answers, in the model's route order); None elsewhere."""
+        if not self._sim_clock:
+            return None
+        from faults.spec import ProbeSpec
+
+        asks = [self._probe_target(ProbeSpec(route=r.name), None) for r in self.app.routes]
+        return self._send_many([(s, p, q, 1) for s, p, q in asks], wait=False)
+
     def _route_windows(self, req: dict[Any, float], bkt: dict[Any, float], le: tuple[float, ...],
-                       span: float) -> list[RouteHealth]:
+                       span: float, probing: Any = None) -> list[RouteHealth]:
         import numpy as np
 
         from alerts.promql.functions import bucket_quantiles
@@ -681,12 +697,9 @@ class KubeSubstrate(Substrate):
             q = [bucket_quantiles(x, np.asarray(le), hist, nonmonotonic="bisect", divide_first=False)[0]
                  for x in (0.5, 0.95)]
             rows.append([r.name, total, errors, *(0.0 if math.isnan(x) else 1000.0 * float(x) for x in q)])
-        if self._sim_clock:  # the load generator's model view of each route, as the embedded one reports it
-            from faults.spec import ProbeSpec
-
-            asks = [self._probe_target(ProbeSpec(route=str(row[0])), None) for row in rows]
+        if probing is not None:  # the load generator's model view of each route, as the embedded one reports it
             try:
-                answers = self._send_many([(s, p, q, 1) for s, p, q in asks])
+                answers = probing.result(self.timeout_s * 4)
             except SubstrateError:
                 answers = []
             for row, ans in zip(rows, answers, strict=False):
@@ -1292,13 +1305,15 @@ class KubeSubstrate(Substrate):
 
     def _send(self, service: str, path: str, query: dict[str, str], n: int) -> list[_Answer]:
         """``n`` GETs through the service proxy (see :meth:`_send_many`)."""
-        return self._send_many([(service, path, query, n)])[0]
+        answers: list[list[_Answer]] = self._send_many([(service, path, query, n)])
+        return answers[0]
 
-    def _send_many(self, requests: list[tuple[str, str, dict[str, str], int]]) -> list[list[_Answer]]:
+    def _send_many(self, requests: list[tuple[str, str, dict[str, str], int]], wait: bool = True) -> Any:
         """Probe requests through the service proxy, one list of answers per ``(service, path,
         query, n)``: ``n`` GETs each (the lists concurrently, each list's GETs one after the
         other), every answer ``(ok, latency ms, (success, p95 ms) from the simulated cluster's
-        X-Marathon-* headers or None)``; ok is a status below 500.
+        X-Marathon-* headers or None)``; ok is a status below 500. With ``wait=False``, a
+        :class:`concurrent.futures.Future` of that list instead.
 
         Raises:
             SubstrateError: the proxy refuses the credentials (401/403).
@@ -1351,17 +1366,20 @@ class KubeSubstrate(Substrate):
             return list(await asyncio.gather(*(one(self._session, url, q, n)
                                                for url, (_, _, q, n) in zip(urls, requests, strict=True))))
 
-        answers: list[list[_Answer]] = self._on_loop(run())
+        future = self._on_loop(run())
+        if not wait:
+            return future
+        answers: list[list[_Answer]] = future.result(self.timeout_s * 4)
         return answers
 
-    def _on_loop(self, coro: Any) -> Any:
-        """Run ``coro`` on the substrate's own event loop thread (started on first use), so the
-        probe session's connections -- and their TLS handshakes -- are kept between probes."""
+    def _on_loop(self, coro: Any) -> concurrent.futures.Future[Any]:
+        """Schedule ``coro`` on the substrate's own event loop thread (started on first use), so
+        the probe session's connections -- and their TLS handshakes -- are kept between probes."""
         if self._loop is None:
             loop = asyncio.new_event_loop()
             threading.Thread(target=loop.run_forever, name="kube-substrate-http", daemon=True).start()
             self._loop = loop
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self.timeout_s * 4)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def close(self) -> None:
         """Close the probe session and stop its event loop thread (idempotent)."""
