@@ -91,6 +91,8 @@ LE: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0
 from ``marathon cluster`` equal the embedded ones bucket for bucket (a bound a service's
 histogram lacks counts 0, as in the simulator). Bounds a real app's histograms add are merged in."""
 
+NODE_TTL_S = 30.0
+"""Run seconds a Node list is reused (nodes give pods their zone; their labels do not move)."""
 CHAOS_GROUP, CHAOS_VERSION = "chaos-mesh.org", "v1alpha1"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 AUTHOR_ANNOTATION = "sre-marathon.io/author"
@@ -293,6 +295,8 @@ class KubeSubstrate(Substrate):
         self._ports: dict[str, int | str] = {}
         self._cache: dict[str, list[dict[str, Any]]] = {}
         self._cache_t: float | None = None
+        self._nodes_t = -math.inf
+        self._statefulsets = any(svc.workload == "StatefulSet" for svc in self.app.services)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._session: Any = None
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="kube-substrate-prom")
@@ -429,8 +433,9 @@ class KubeSubstrate(Substrate):
     def _list(self, kind: str) -> list[dict[str, Any]]:
         """One LIST of ``kind`` in the namespace (Nodes: the cluster's), items with ``kind`` and
         ``apiVersion`` as kubectl fills them in. A snapshot per run-loop tick: lists are read
-        once per :attr:`now` (the simulator's state is per tick too) and again after any write
-        this substrate makes -- so an evaluation interval's probes, health and deploy history
+        once per :attr:`now` (the simulator's state is per tick too; Nodes every
+        :data:`NODE_TTL_S`; StatefulSets not at all when the app model has none) and again
+        after any write this substrate makes -- so an evaluation interval's probes, health and deploy history
         cost a handful of requests, not one per question. The cached dicts are shared: copy
         before changing one.
 
@@ -440,10 +445,18 @@ class KubeSubstrate(Substrate):
         from kubernetes.client import ApiException
 
         if self._cache_t != self._t:
+            nodes = self._cache.get("Node")
             self._cache.clear()
             self._cache_t = self._t
+            if nodes is not None and self._t - self._nodes_t < NODE_TTL_S:
+                self._cache["Node"] = nodes
         if kind in self._cache:
             return self._cache[kind]
+        if kind == "StatefulSet" and not self._statefulsets:
+            self._cache[kind] = []  # the model has none: not worth a request per tick
+            return self._cache[kind]
+        if kind == "Node":
+            self._nodes_t = self._t
         path = self._path(kind)
         try:
             items = list(self._call("GET", path).get("items") or [])
