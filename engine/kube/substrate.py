@@ -691,8 +691,8 @@ class KubeSubstrate(Substrate):
             return None
         from faults.spec import ProbeSpec
 
-        asks = [self._probe_target(ProbeSpec(route=r.name), None) for r in self.app.routes]
-        return self._send_many([(s, p, q, 1) for s, p, q in asks], wait=False)
+        asks = [self._probe_targets(ProbeSpec(route=r.name), None)[0] for r in self.app.routes]
+        return self._send_many([(*a, 1) for a in asks], wait=False)
 
     def _route_windows(self, req: dict[Any, float], bkt: dict[Any, float], le: tuple[float, ...],
                        span: float, probing: Any = None) -> list[RouteHealth]:
@@ -1276,34 +1276,35 @@ class KubeSubstrate(Substrate):
         fault.effect_ids.clear()
         return True
 
-    def _probe_target(self, probe: ProbeSpec, target: str | None) -> tuple[str, str, dict[str, str]]:
-        """The first request of :meth:`_probe_targets`."""
-        return self._probe_targets(probe, target)[0]
-
-    def _probe_targets(self, probe: ProbeSpec, target: str | None) -> list[tuple[str, str, dict[str, str]]]:
-        """The ``(service, path, query)`` requests a probe makes (the plan's probe convention):
+    def _probe_targets(self, probe: ProbeSpec, target: str | None) -> list[tuple[str, str, str, dict[str, str]]]:
+        """The ``(service, method, path, query)`` requests a probe makes (the plan's probe convention):
         an operation probe calls ``/<operation>`` on its service; a route probe with a target
         other than the entry service calls each of the target's operations the route reaches
         (the worst answer judges it, as the embedded probe takes the worst call); otherwise
-        the route's path on the entry service. The query is the probe's attributes.
+        the route's method and path on the entry service. The query is the probe's attributes;
+        an operation's method is its HTTP method (``GET /cart``) or POST (an RPC).
 
         Raises:
             SubstrateError: an unknown route.
         """
         if probe.operation is not None:
             op_service, op_name = probe.operation
-            return [(op_service, _op_path(op_name), dict(probe.attributes))]
+            op = next((o for o in self.app.service(op_service).operations if o.name == op_name), None) \
+                if op_service in self.app.service_names() else None
+            return [(op_service, _op_method(op_name, op.method if op else "POST"), _op_path(op_name),
+                     dict(probe.attributes))]
         route = next((r for r in self.app.routes if r.name == probe.route), None)
         if route is None:
             raise SubstrateError(f"unknown route {probe.route!r}; routes: {', '.join(r.name for r in self.app.routes)}")
         if target is not None and target != route.entry.service:
-            paths = []
+            asks: list[tuple[str, str, str, dict[str, str]]] = []
             for _, service, op, _call in self.app.walk(route.entry.service, route.entry.operation):
-                if service == target and _op_path(op.name) not in paths:
-                    paths.append(_op_path(op.name))
-            if paths:
-                return [(target, p, dict(probe.attributes)) for p in paths]
-        return [(route.entry.service, route.path.lstrip("/"), dict(probe.attributes))]
+                ask = (target, _op_method(op.name, op.method), _op_path(op.name), dict(probe.attributes))
+                if service == target and ask not in asks:
+                    asks.append(ask)
+            if asks:
+                return asks
+        return [(route.entry.service, route.method.upper(), route.path.lstrip("/"), dict(probe.attributes))]
 
     def _service_port(self, service: str) -> int | str:
         """The Service's first port (cached: a probe must not cost an extra request; a
@@ -1316,15 +1317,10 @@ class KubeSubstrate(Substrate):
                 (m.service_port or m.port or 80) if m is not None else 80
         return self._ports[service]
 
-    def _send(self, service: str, path: str, query: dict[str, str], n: int) -> list[_Answer]:
-        """``n`` GETs through the service proxy (see :meth:`_send_many`)."""
-        answers: list[list[_Answer]] = self._send_many([(service, path, query, n)])
-        return answers[0]
-
-    def _send_many(self, requests: list[tuple[str, str, dict[str, str], int]], wait: bool = True) -> Any:
-        """Probe requests through the service proxy, one list of answers per ``(service, path,
-        query, n)``: ``n`` GETs each (the lists concurrently, each list's GETs one after the
-        other), every answer ``(ok, latency ms, (success, p95 ms) from the simulated cluster's
+    def _send_many(self, requests: list[tuple[str, str, str, dict[str, str], int]], wait: bool = True) -> Any:
+        """Probe requests through the service proxy, one list of answers per ``(service, method,
+        path, query, n)``: ``n`` requests each (the lists concurrently, each list's requests one
+        after the other), every answer ``(ok, latency ms, (success, p95 ms) from the simulated cluster's
         X-Marathon-* headers or None)``; ok is a status below 500. With ``wait=False``, a
         :class:`concurrent.futures.Future` of that list instead.
 
@@ -1336,7 +1332,7 @@ class KubeSubstrate(Substrate):
         cfg = self.api.configuration
         base = f"{cfg.host.rstrip('/')}/api/v1/namespaces/{self.namespace}/services"
         urls = [f"{base}/{service}:{self._service_port(service)}/proxy/{urllib.parse.quote(path)}"
-                for service, path, _, _ in requests]
+                for service, _, path, _, _ in requests]
         auth = str(cfg.api_key.get("authorization") or cfg.api_key.get("BearerToken") or "")
         if not auth and getattr(cfg, "access_token", None):
             auth = f"Bearer {cfg.access_token}"
@@ -1353,12 +1349,13 @@ class KubeSubstrate(Substrate):
                 ctx.load_cert_chain(cfg.cert_file, cfg.key_file)
             ssl = ctx
 
-        async def one(session: aiohttp.ClientSession, url: str, query: dict[str, str], n: int) -> list[_Answer]:
+        async def one(session: aiohttp.ClientSession, method: str, url: str, query: dict[str, str],
+                      n: int) -> list[_Answer]:
             out: list[_Answer] = []
             for _ in range(n):
                 t0 = time.perf_counter()
                 try:
-                    async with session.get(url, params=query, ssl=ssl) as resp:
+                    async with session.request(method, url, params=query, ssl=ssl) as resp:
                         await resp.read()
                         if resp.status in (401, 403):
                             raise SubstrateError(f"the service proxy refused the probe: {resp.status}")
@@ -1376,8 +1373,8 @@ class KubeSubstrate(Substrate):
             if self._session is None or self._session.closed:
                 self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_s),
                                                       headers=headers)
-            return list(await asyncio.gather(*(one(self._session, url, q, n)
-                                               for url, (_, _, q, n) in zip(urls, requests, strict=True))))
+            return list(await asyncio.gather(*(one(self._session, m, url, q, n)
+                                               for url, (_, m, _, q, n) in zip(urls, requests, strict=True))))
 
         future = self._on_loop(run())
         if not wait:
@@ -1421,8 +1418,7 @@ class KubeSubstrate(Substrate):
         asks = self._probe_targets(probe, target)
         n = 1 if self._sim_clock else self.probe_samples
         judged = []
-        for (service, path, _), samples in zip(asks, self._send_many([(s, p, q, n) for s, p, q in asks]),
-                                               strict=True):
+        for (service, _, path, _), samples in zip(asks, self._send_many([(*a, n) for a in asks]), strict=True):
             hint = samples[0][2]
             if hint is not None:
                 success, p95 = hint
@@ -1513,6 +1509,12 @@ def _buckets(bkt: dict[tuple[tuple[str, str], ...], float], le: tuple[float, ...
         if i is not None:
             sums[i] += v
     return tuple(sums)
+
+
+def _op_method(op: str, default: str) -> str:
+    """An operation's HTTP method: the one its name starts with (``GET /cart``), else ``default``."""
+    head, sep, _ = op.partition(" ")
+    return head.upper() if sep and head.isalpha() else default.upper()
 
 
 def _op_path(op: str) -> str:
