@@ -223,7 +223,8 @@ def add_prometheus_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="prometheus", metavar="DIR",
                         help="directory for prometheus.yml and the rule pack (default: ./prometheus)")
     parser.add_argument("--target", action="append", default=None, metavar="HOST:PORT",
-                        help="metrics endpoint to scrape (repeatable; default 127.0.0.1:9464)")
+                        help="metrics endpoint to scrape (repeatable; default 127.0.0.1:9464, where `marathon "
+                             "cluster` and `--metrics-port 9464` serve)")
     parser.add_argument("--scrape-interval", default="15s")
     parser.add_argument("--evaluation-interval", default="15s")
     parser.add_argument("--rules", default=DEFAULT_PACK, metavar="PACK|FILE",

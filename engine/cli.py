@@ -24,6 +24,7 @@ from engine.apps.model import AppModelError, builtin_apps, load_app
 from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
 from engine.cliargs import add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
+from engine.run.cluster import add_cluster_arguments
 from engine.run.counterfactual import noop_counterfactual
 from engine.run.replay import replay
 from engine.run.sealinputs import complete_inputs
@@ -439,6 +440,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the table and checks as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("cluster", help="run the simulated cluster as a Kubernetes API server (kubectl, k9s, "
+                                       "`run --substrate kube`)")
+    add_cluster_arguments(p)
 
     p = sub.add_parser("prometheus-config", help="write a scrape config and the rule pack for your Prometheus")
     add_prometheus_config_arguments(p)

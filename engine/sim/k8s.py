@@ -111,6 +111,8 @@ NODE_CONDITIONS = (
 )
 """A healthy kubelet's node conditions in the order it posts them (type, status, reason,
 message), from ``pkg/kubelet/nodestatus/setters.go``."""
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+"""The taint the node lifecycle controller puts on a cordoned node (TaintNodesByCondition)."""
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 """The taint the node lifecycle controller puts on a node whose Ready condition is Unknown
 (``NoSchedule`` and ``NoExecute``; ``pkg/controller/nodelifecycle``)."""
@@ -154,6 +156,12 @@ class Node:
     """(key, effect, time added) of the node controller's taints."""
     kubelet_started_t: float = NODE_CREATED_T
     images: set[str] = field(default_factory=set)
+    unschedulable: bool = False
+    """``spec.unschedulable`` (``kubectl cordon``)."""
+    cordoned_t: float = 0.0
+    """Run time of the cordon (the ``node.kubernetes.io/unschedulable`` taint's time)."""
+    admin_taints: list[tuple[str, str, str, float]] = field(default_factory=list)
+    """(key, value, effect, time added) of the taints an administrator set (``kubectl taint``)."""
 
     @property
     def internal_ip(self) -> str:
@@ -181,8 +189,19 @@ class Node:
             conditions.append({"type": type_, "status": status, "lastHeartbeatTime": hb, "lastTransitionTime": tr,
                                "reason": reason, "message": message})
         spec: dict[str, Any] = {}
-        if self.taints:
-            spec["taints"] = [{"key": k, "effect": e, "timeAdded": timestamp(t)} for k, e, t in self.taints]
+        taints: list[dict[str, Any]] = [{"key": k, "effect": e, "timeAdded": timestamp(t)} for k, e, t in self.taints]
+        for k, v, e, t in self.admin_taints:
+            taint: dict[str, Any] = {"key": k, "effect": e}
+            if v:
+                taint["value"] = v
+            if e == "NoExecute":  # the API server stamps timeAdded on NoExecute taints only
+                taint["timeAdded"] = timestamp(t)
+            taints.append(taint)
+        if self.unschedulable:
+            spec["unschedulable"] = True
+            taints.append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule", "timeAdded": timestamp(self.cordoned_t)})
+        if taints:
+            spec["taints"] = taints
         return {
             "apiVersion": "v1",
             "kind": "Node",

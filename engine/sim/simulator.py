@@ -620,6 +620,20 @@ class Simulator(Substrate):
         except KeyError as exc:
             raise SubstrateError(str(exc)) from None
 
+    def set_node_spec(self, node: str, *, unschedulable: bool | None = None,
+                      taints: list[tuple[str, str, str]] | None = None) -> None:
+        """Cordon or uncordon a node and set its taints (key, value, effect), as an
+        administrator's write of the Node (:meth:`Cluster.set_node_spec
+        <engine.sim.cluster.Cluster.set_node_spec>`); None leaves a field unchanged.
+
+        Raises:
+            SubstrateError: unknown node.
+        """
+        try:
+            self.cluster.set_node_spec(node, unschedulable=unschedulable, taints=taints)
+        except KeyError:
+            raise SubstrateError(f'nodes "{node}" not found') from None
+
     def zone_nodes(self, zone: str) -> list[str]:
         return [n.name for n in self.cluster.nodes if n.zone == zone]
 
@@ -1521,6 +1535,53 @@ class Simulator(Substrate):
         self.images.add(ref)
         self._built_images.setdefault(service, set()).add(ref)
         return ref
+
+    def deploy_image(self, service: str, image: str, *, source: dict[str, str] | str | None = None,
+                     env: dict[str, str | None] | None = None, resources: Resources | None = None,
+                     readiness_probe: Probe | Literal["keep"] | None = "keep",
+                     liveness_probe: Probe | Literal["keep"] | None = "keep", summary: str,
+                     author: str) -> ChangeRecord:
+        """Roll out an image built outside the pipeline (``kubectl set image`` of an image some
+        other build system pushed), at once, with the source it was built from: one change of
+        kind ``image``, no build.
+
+        Args:
+            service: the Deployment (or StatefulSet).
+            image: the reference the pod template gets. Whether it pulls is the registry's
+                business (:attr:`images`): the caller adds a reference that exists.
+            source: what the image runs: a complete file set (committed on top of the
+                repository head, with ``summary`` as the message, so the head moves to it, as
+                the commit a build came from lands on the branch), an existing commit id (an
+                earlier revision's image again), or None (the template's commit stays: the
+                image's source is not known).
+            env, resources, readiness_probe, liveness_probe: edits in the same rollout, as
+                :meth:`deploy_change` takes them.
+            summary: the change's one-line description.
+            author: who shipped it.
+
+        Raises:
+            SubstrateError: unknown service or commit.
+
+        Builds still in the pipeline land later by :meth:`_land`'s image rule: this image is
+        not the pipeline's, so it stays and only their commit moves.
+        """
+        wl = self._workload(service)
+        repo = self.repos[service]
+        if isinstance(source, dict):
+            commit_id = repo.commit(dict(source), summary, author, self.t).id
+        elif isinstance(source, str):
+            try:
+                commit_id = repo.get(source).id
+            except KeyError as exc:
+                raise SubstrateError(str(exc)) from None
+        else:
+            commit_id = wl.template.commit
+        template, _ = _edit_template(wl.template, env=env, image=image, resources=resources,
+                                     readiness_probe=readiness_probe, liveness_probe=liveness_probe)
+        rec = self._new_change(service, "image", summary, author)
+        rec.commit, rec.image = commit_id, image
+        self._apply_template(rec, template.replace(commit=commit_id, change_cause=f"{rec.id}: {summary}"))
+        return rec
 
     def scale(self, service: str, replicas: int, *, summary: str | None = None, author: str = "operator") -> None:
         """See :meth:`Substrate.scale`; the simulator also takes the pipeline log's ``summary``
