@@ -1,158 +1,185 @@
-"""KubeSubstrate against a fake cluster: a simulator's objects behind the read-only fake API
-server (extended here with the harness clock, writes, pod logs, the service proxy and a
-Prometheus instant-query endpoint answering from the same simulator).
+"""KubeSubstrate against the simulated cluster's Kubernetes API, in process.
 
-Conformance is against the simulator itself: the typed views (workload, pods, rollout status)
-and the health window's counter arithmetic the kube substrate computes from API objects and
-Prometheus series must equal what the Simulator computes from its own state. Writes are
-checked as the request bodies kubectl would send.
+The cluster is a Simulator behind :class:`engine.kube.apiserver.KubeAPIServer` (TLS, bearer
+token) with the administrator's Mutator and the simulated world (:class:`engine.sim.world.SimWorld`:
+change images resolved to catalog changes, Chaos Mesh objects to effects), a harness clock,
+and a service proxy answering from the simulator's probe model with the ``X-Marathon-*``
+headers; a small Prometheus stand-in answers instant queries from the same simulator's scrape.
+
+Conformance is against the simulator itself: the kube substrate's typed views (workload,
+pods, rollout status), its logs and its health windows -- computed from API objects and
+Prometheus series -- must equal what the Simulator computes from its own state, and the
+faults it injects as API writes must land in the simulator as the embedded injection does.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from aiohttp import web
 
-from engine.kube.substrate import KubeSubstrate, change_image, series_increase
-from engine.kubectl.fakeapi import FakeKubeAPI
+from engine.kube.admin import AdminMutator
+from engine.kube.apiserver import KubeAPIServer
+from engine.kube.kubeconfig import write_kubeconfig
+from engine.kube.substrate import KubeSubstrate, series_increase
+from engine.sim.k8s import EPOCH
 from engine.sim.simulator import Simulator
-from engine.substrate import OBJECT_KINDS, FaultSkipped, SubstrateError
-from faults.spec import load_catalog
+from engine.sim.world import SimWorld
+from engine.substrate import FaultSkipped, SubstrateError
+from faults.images import change_image
+from faults.spec import ProbeSpec, load_catalog
 
 NS = "online-boutique"
 TOKEN = "t0ken"
+CATALOG = load_catalog("online-boutique")
 
 
-class FakeCluster(FakeKubeAPI):
-    """The fake API server plus what a KubeSubstrate needs of ``marathon cluster``."""
+class Cluster:
+    """A simulator behind the API server, with a harness clock, a proxy and a Prometheus stand-in."""
 
-    def __init__(self, sim: Simulator, *, clock: bool = True, chaos: bool = False) -> None:
-        super().__init__({k: sim.objects(k) for k in OBJECT_KINDS})
-        self.sim = sim
-        self.clock = clock
-        self.chaos = chaos
+    def __init__(self, *, clock: bool = True, chaos: bool = True, seed: int = 3) -> None:
+        self.sim = Simulator("online-boutique", seed=seed)
+        self.sim.advance(120)
+        self.lock = threading.RLock()
+        self.world = SimWorld(self.sim, CATALOG)
         self.started = False
-        self.writes: list[tuple[str, str, str, Any]] = []
-        """(method, path, content type, JSON body) of every write."""
+        self.queries: list[str] = []
+        routes = []
+        if clock:
+            routes = [("GET", "/marathon/v1/clock", self._clock), ("POST", "/marathon/v1/clock/start", self._start)]
+        self.server = KubeAPIServer(self.sim, lock=self.lock, mutator=AdminMutator(self.sim, self.world), token=TOKEN,
+                                    proxy=self._proxy, extra_routes=routes, epoch=EPOCH, chaos=chaos)
 
-    def app(self) -> web.Application:
+    async def _clock(self, _: web.Request) -> web.Response:
+        return web.json_response({"now": self.sim.now, "speed": 20.0, "dt": 1.0})
+
+    async def _start(self, _: web.Request) -> web.Response:
+        self.started = True
+        return web.json_response({"now": self.sim.now})
+
+    def _proxy(self, ns: str, service: str, port: str | None, path: str, method: str, query: Any,
+               body: bytes) -> tuple[int, dict[str, str], bytes]:
+        answer = self.world.model_request(service, path, query, method)  # what marathon cluster's proxy answers
+        if answer is None:
+            return 404, {}, b"404 page not found"
+        return answer.status, {"X-Marathon-Success": f"{answer.success:.6f}",
+                               "X-Marathon-P95-Ms": f"{answer.p95_ms:.1f}"}, b"{}"
+
+    def advance(self, t: float) -> None:
+        with self.lock:
+            self.sim.advance(t)
+            self.world.step()
+            self.server.observe()
+
+    def prometheus(self) -> web.Application:
+        async def query(request: web.Request) -> web.Response:
+            q = request.query["query"]
+            self.queries.append(q)
+            name = q.split("{", 1)[0]
+            with self.lock:
+                rows = [{"metric": {"__name__": s.name, **s.labels}, "value": [0, str(s.value)]}
+                        for s in self.sim.scrape() if s.name == name and s.labels.get("namespace") == NS]
+            return web.json_response({"status": "success", "data": {"resultType": "vector", "result": rows}})
+
         app = web.Application()
-        app.router.add_route("*", "/{path:.*}", self._dispatch)
+        app.router.add_get("/api/v1/query", query)
         return app
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        if request.path == "/api/v1/query":  # the Prometheus, on the same port for brevity (no token)
-            return web.json_response(self._query(request.query["query"]))
-        if request.headers.get("Authorization") != f"Bearer {TOKEN}":
-            return web.json_response({"kind": "Status", "code": 401, "reason": "Unauthorized"}, status=401)
-        path = request.path
-        if path == "/marathon/v1/clock" and self.clock:
-            return web.json_response({"now": self.sim.now, "speed": 20.0, "dt": 1.0})
-        if path == "/marathon/v1/clock/start" and self.clock:
-            self.started = True
-            return web.json_response({"now": self.sim.now})
-        if path == "/apis/chaos-mesh.org/v1alpha1" and self.chaos:
-            return web.json_response({"kind": "APIResourceList", "groupVersion": "chaos-mesh.org/v1alpha1",
-                                      "resources": []})
-        if "/proxy/" in path:
-            return web.Response(text="ok", headers={"X-Marathon-Success": "0.9", "X-Marathon-P95-Ms": "321",
-                                                    "Server-Timing": "app;dur=12"}, status=200)
-        if path.endswith("/log"):
-            pod = path.split("/")[-2]
-            tail = request.query.get("tailLines")
-            lines = self.sim.logs(pod, tail=int(tail) if tail else None, previous=request.query.get("previous")
-                                  == "true")
-            return web.Response(text="\n".join(lines) + "\n")
-        if request.method in ("PATCH", "POST", "DELETE"):
-            body = await request.text()
-            self.writes.append((request.method, path, request.headers.get("Content-Type", ""),
-                                json.loads(body) if body else None))
-            kind = "Deployment" if "/deployments/" in path else "Service" if "/services/" in path else "Pod"
-            name = path.split("/")[6] if len(path.split("/")) > 6 else ""
-            obj = next((o for o in self.objects.get(kind, []) if o["metadata"]["name"] == name), {})
-            return web.json_response(obj)
-        return await self._handle(request)
 
-    def _query(self, query: str) -> dict[str, Any]:
-        name = query.split("{", 1)[0]
-        result = [{"metric": {"__name__": s.name, **s.labels}, "value": [0, str(s.value)]}
-                  for s in self.sim.scrape() if s.name == name and s.labels.get("namespace") == NS]
-        return {"status": "success", "data": {"resultType": "vector", "result": result}}
+def _serve(app: web.Application) -> tuple[str, asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    url: list[str] = []
 
+    async def setup() -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        url.append(f"http://127.0.0.1:{runner.addresses[0][1]}")
 
-def kubeconfig(path: Path, url: str, namespace: str | None = NS) -> str:
-    ctx: dict[str, Any] = {"cluster": "c", "user": "admin"}
-    if namespace:
-        ctx["namespace"] = namespace
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": url}}],
-        "contexts": [{"name": "c", "context": ctx}],
-        "users": [{"name": "admin", "user": {"token": TOKEN}}]}))
-    return str(path)
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(setup())
+        ready.set()
+        loop.run_forever()
 
-
-@pytest.fixture(scope="module")
-def sim() -> Simulator:
-    s = Simulator("online-boutique", seed=3)
-    s.advance(120)
-    return s
+    threading.Thread(target=run, daemon=True).start()
+    ready.wait(10)
+    return url[0], loop
 
 
 @pytest.fixture()
-def cluster(sim: Simulator, tmp_path: Path) -> Any:
-    fake = FakeCluster(sim)
-    with fake.running() as url:
-        sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=kubeconfig(tmp_path / "kc", url),
-                            prometheus=url)
-        yield fake, sub
+def cluster(tmp_path: Path) -> Iterator[tuple[Cluster, KubeSubstrate]]:
+    c = Cluster()
+    url = c.server.start()
+    prom, loop = _serve(c.prometheus())
+    kc = write_kubeconfig(tmp_path / "kc", url, TOKEN, NS, certificate_authority=c.server.certificate)
+    sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=str(kc), prometheus=prom)
+    try:
+        yield c, sub
+    finally:
+        sub.close()
+        c.server.stop()
+        loop.call_soon_threadsafe(loop.stop)
 
 
-def test_attach_starts_the_held_clock_and_reads_objects_as_kubectl_prints_them(cluster: Any, sim: Simulator) -> None:
-    fake, sub = cluster
-    assert fake.started and sub.now == sim.now and sub.speed == 20.0 and sub.namespace == NS
+def _tick(c: Cluster, sub: KubeSubstrate, dt: float = 15.0) -> None:
+    c.advance(c.sim.now + dt)
+    sub.advance(c.sim.now)
+
+
+def test_attach_starts_the_held_clock_and_reads_objects_as_kubectl_prints_them(cluster: Any) -> None:
+    c, sub = cluster
+    assert c.started and sub.now == c.sim.now == 120.0 and sub.speed == 20.0 and sub.namespace == NS
     pods = sub.objects("Pod")
-    assert sorted(p["metadata"]["name"] for p in pods) == sorted(p["metadata"]["name"] for p in sim.objects("Pod"))
+    assert sorted(p["metadata"]["name"] for p in pods) == sorted(p["metadata"]["name"] for p in c.sim.objects("Pod"))
     assert all(p["kind"] == "Pod" and p["apiVersion"] == "v1" for p in pods)
     with pytest.raises(SubstrateError, match="unknown kind"):
         sub.objects("Widget")
 
 
-def test_typed_views_equal_the_simulators(cluster: Any, sim: Simulator) -> None:
-    _, sub = cluster
+def test_typed_views_and_logs_equal_the_simulators(cluster: Any) -> None:
+    c, sub = cluster
+    sim = c.sim
     for svc in sim.app.services:
-        mine, theirs = sub.workload(svc.name), sim.workload(svc.name)
-        assert mine == theirs, svc.name
+        assert sub.workload(svc.name) == sim.workload(svc.name), svc.name
         assert sub.rollout_status(svc.name).ok == sim.rollout_status(svc.name).ok
-    assert [(p.name, p.service, p.node, p.zone, p.ready, p.status, p.restarts) for p in sub.pods()] == \
-        [(p.name, p.service, p.node, p.zone, p.ready, p.status, p.restarts) for p in
-         sorted(sim.pods(), key=lambda p: p.name)]
+    mine = [(p.name, p.uid, p.service, p.node, p.zone, p.ready, p.status, p.restarts) for p in sub.pods()]
+    theirs = [(p.name, p.uid, p.service, p.node, p.zone, p.ready, p.status, p.restarts) for p in sim.pods()]
+    assert mine == sorted(theirs)
     zone = sim.pods()[0].zone
     assert zone is not None and sub.zone_nodes(zone) == sim.zone_nodes(zone)
     pod = sim.pods("frontend")[0].name
     assert sub.logs(pod, tail=5) == sim.logs(pod, tail=5)
     with pytest.raises(SubstrateError):
         sub.workload("no-such-service")
+    with pytest.raises(KeyError):
+        sub.rollout_status("no-such-service")
 
 
-def test_health_window_counts_as_the_simulator_does(cluster: Any, sim: Simulator) -> None:
-    _, sub = cluster
-    first = sub.health_window()
-    theirs = sim.health_window()
-    for a, b in zip(first.services, theirs.services, strict=True):
-        assert (a.service, a.requests, a.errors, a.ready, a.desired, a.restarts, a.status) == \
-            (b.service, b.requests, b.errors, b.ready, b.desired, b.restarts, b.status)
-        assert a.latency_buckets == pytest.approx(b.latency_buckets)
-    assert first.le == theirs.le
-    # routes: the entry service's counters by handler; the model's p95 from the probe header
-    by_route = {r.route: r for r in first.routes}
-    assert set(by_route) == {r.name for r in sim.app.routes}
-    assert all(r.p95_ms == 321.0 for r in first.routes if r.rps > 0)
+def test_health_windows_count_as_the_simulators(cluster: Any) -> None:
+    c, sub = cluster
+    first, theirs = sub.health_window(), c.sim.health_window()
+    _tick(c, sub)
+    second, theirs2 = sub.health_window(first.mark), c.sim.health_window(theirs.mark)
+    for mine, ref in ((first, theirs), (second, theirs2)):
+        assert (mine.t, mine.span_s, mine.le) == (ref.t, ref.span_s, ref.le)
+        for a, b in zip(mine.services, ref.services, strict=True):
+            assert (a.service, a.requests, a.errors, a.ready, a.desired, a.restarts, a.status) == \
+                (b.service, b.requests, b.errors, b.ready, b.desired, b.restarts, b.status)
+            assert a.latency_buckets == pytest.approx(b.latency_buckets)
+        assert mine.stores == ref.stores
+    assert second.services[0].requests > 0
+    # routes: rate and errors from the entry service's counters by handler, p95 the model's (probe header)
+    for a, b in zip(second.routes, theirs2.routes, strict=True):
+        assert a.route == b.route and a.rps == pytest.approx(b.rps, rel=0.25) and a.p95_ms == pytest.approx(b.p95_ms,
+                                                                                                             rel=0.25)
     with pytest.raises(SubstrateError, match="not a health window mark"):
         sub.health_window(object())
 
@@ -163,95 +190,110 @@ def test_counter_increase_handles_resets_new_and_gone_series() -> None:
     assert series_increase({}, {a: 1.0}) == {}
 
 
-def test_code_fault_is_the_change_image_patched_with_a_change_cause(cluster: Any) -> None:
-    fake, sub = cluster
-    spec = next(f for f in load_catalog("online-boutique").faults if f.mechanism == "code-change")
+def test_a_code_fault_is_its_change_image_and_the_cluster_runs_the_defect(cluster: Any) -> None:
+    c, sub = cluster
+    spec = next(f for f in CATALOG.faults if f.mechanism == "code-change" and f.target == "currencyservice")
     inst = sub.apply_fault(spec)
-    method, path, ctype, body = fake.writes[-1]
-    assert (method, ctype) == ("PATCH", "application/strategic-merge-patch+json")
-    assert path == f"/apis/apps/v1/namespaces/{NS}/deployments/{spec.target}"
     image = change_image(sub.repository, spec.target, spec)
-    assert image.startswith(f"registry.sre-marathon.local/online-boutique/{spec.target}:")
-    assert spec.id not in image
-    assert body["spec"]["template"]["spec"]["containers"][0]["image"] == image
-    assert body["metadata"]["annotations"]["kubernetes.io/change-cause"] == spec.change.summary
-    assert inst.changes[0].image == image and inst.changes[0].commit
+    assert spec.id not in image and inst.changes[0].image == image and inst.changes[0].commit
+    assert c.sim.workload(spec.target).image == image
+    assert spec.change is not None
+    assert spec.change.replace in c.sim.source_files(spec.target)[spec.change.file]  # the world resolved it
     assert spec.change.replace in sub.head_files(spec.target)[spec.change.file]
-    assert sub.deploy_history(spec.target)[-1].kind == "code"
+    assert sub.source_files(spec.target)[spec.change.file] == c.sim.source_files(spec.target)[spec.change.file]
+    assert sub.commits_ahead(spec.target) == 0
+    rs = [o for o in sub.objects("ReplicaSet") if o["metadata"]["name"].startswith(spec.target)]
+    assert any((o["metadata"].get("annotations") or {}).get("kubernetes.io/change-cause") == spec.change.summary
+               for o in rs) or sub.deploy_history(spec.target)[-1].summary == spec.change.summary
     with pytest.raises(SubstrateError, match="needs your build system"):
         sub.deploy_change(spec.target, files={spec.change.file: "something else"}, summary="x y z", author="me")
+    assert sub.fault_in_template(inst) == [f"image {image}"]
+    sub.revert_fault(inst)
+    _tick(c, sub, 1)
+    assert c.sim.workload(spec.target).image == inst.original["image"] and sub.fault_in_template(inst) == []
+    assert sub.commits_ahead(spec.target) == 0
 
 
-def test_config_scale_service_and_store_faults_are_api_writes(cluster: Any) -> None:
-    fake, sub = cluster
-    cat = load_catalog("online-boutique").faults
-    env = next(f for f in cat if f.mechanism == "config-patch" and f.config and f.config.env)
-    sub.apply_fault(env)
-    body = fake.writes[-1][3]
-    sent = body["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert {e["name"]: e["value"] for e in sent} == dict(env.config.env)
-    scale = next((f for f in cat if f.mechanism == "scale"), None)
-    if scale is not None:
-        sub.apply_fault(scale)
-        method, path, ctype, body = fake.writes[-1]
-        assert (method, ctype) == ("PATCH", "application/merge-patch+json")
-        assert path.endswith(f"/deployments/{scale.target}/scale")
-        assert body == {"spec": {"replicas": scale.config.replicas}}
-    store = next((f for f in cat if f.mechanism == "store-restart"), None)
-    if store is not None:
-        n = len(fake.writes)
-        sub.apply_fault(store)
-        assert fake.writes[n:] and all(w[0] == "DELETE" and "/pods/" in w[1] for w in fake.writes[n:])
+def test_config_scale_and_store_faults_are_api_writes(cluster: Any) -> None:
+    c, sub = cluster
+    env = next(f for f in CATALOG.faults if f.mechanism == "config-patch" and f.config and f.config.env)
+    inst = sub.apply_fault(env)
+    assert env.config is not None and env.config.env is not None
+    assert all(c.sim.workload(env.target).env.get(k) == v for k, v in env.config.env.items())
+    sub.revert_fault(inst)
+    assert not any(c.sim.workload(env.target).env.get(k) == v for k, v in env.config.env.items())
+    scale = next(f for f in CATALOG.faults if f.mechanism == "scale")
+    assert scale.config is not None
+    inst = sub.apply_fault(scale)
+    assert c.sim.workload(scale.target).replicas == scale.config.replicas
+    assert sub.fault_in_template(inst) == [f"replicas {scale.config.replicas}"]
+    store = next((s.name for s in c.sim.app.services if s.store is not None), None)
+    assert store is not None
+    before = {p.uid for p in c.sim.pods(store)}
+    sub.restart_pod(sorted(p.name for p in c.sim.pods(store))[0])
+    _tick(c, sub, 30)
+    assert {p.uid for p in c.sim.pods(store) if not p.terminating} != before
 
 
-def test_faults_without_an_api_expression_are_skipped(cluster: Any) -> None:
-    _, sub = cluster
-    cat = load_catalog("online-boutique").faults
-    cpu = next(f for f in cat if f.mechanism == "cpu-pressure")
-    with pytest.raises(FaultSkipped, match="Chaos Mesh"):
-        sub.apply_fault(cpu)
-    node = next((f for f in cat if f.mechanism in ("kubelet-stop", "zone-outage", "node-network")), None)
-    if node is not None:
+def test_chaos_faults_are_chaos_mesh_objects_the_cluster_turns_into_effects(cluster: Any) -> None:
+    c, sub = cluster
+    cpu = next(f for f in CATALOG.faults if f.mechanism == "cpu-pressure")
+    inst = sub.apply_fault(cpu)
+    assert inst.effect_ids and inst.effect_ids[0].startswith("stresschaos/")
+    assert any(cpu.target in eid for eid in c.sim.effects)  # the world took it for the catalog fault
+    sub.revert_fault(inst)
+    assert not any(cpu.target in eid and "stress" in eid for eid in c.sim.effects)
+
+
+def test_faults_without_an_api_expression_are_skipped(tmp_path: Path) -> None:
+    c = Cluster(chaos=False)
+    url = c.server.start()
+    try:
+        kc = write_kubeconfig(tmp_path / "kc", url, TOKEN, NS, certificate_authority=c.server.certificate)
+        sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=str(kc))
+        cpu = next(f for f in CATALOG.faults if f.mechanism == "cpu-pressure")
+        with pytest.raises(FaultSkipped, match="Chaos Mesh"):
+            sub.apply_fault(cpu)
+        node = next(f for f in CATALOG.faults if f.mechanism == "kubelet-stop")
         with pytest.raises(FaultSkipped, match="skipped"):
             sub.apply_fault(node)
-    with pytest.raises(SubstrateError, match="cannot be forked"):
-        sub.fork()
+        with pytest.raises(SubstrateError, match="cannot be forked"):
+            sub.fork()
+        with pytest.raises(SubstrateError, match="needs your registry"):
+            sub.tag_image("frontend", "v2")
+        sub.close()
+    finally:
+        c.server.stop()
 
 
-def test_chaos_faults_become_chaos_mesh_objects_where_served(sim: Simulator, tmp_path: Path) -> None:
-    fake = FakeCluster(sim, chaos=True)
-    with fake.running() as url:
-        sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=kubeconfig(tmp_path / "kc", url))
-        cpu = next(f for f in load_catalog("online-boutique").faults if f.mechanism == "cpu-pressure")
-        inst = sub.apply_fault(cpu)
-        method, path, _, body = fake.writes[-1]
-        assert method == "POST" and path == f"/apis/chaos-mesh.org/v1alpha1/namespaces/{NS}/stresschaos"
-        assert body["kind"] == "StressChaos" and body["spec"]["mode"] == "all"
-        assert body["spec"]["selector"] == {"namespaces": [NS], "labelSelectors": {"app": cpu.target}}
-        assert body["spec"]["stressors"]["cpu"]["workers"] >= 1
-        sub.revert_fault(inst)
-        assert fake.writes[-1][0] == "DELETE" and fake.writes[-1][1].endswith(inst.effect_ids[0].split("/")[1])
+def test_probes_are_the_models_judgement_through_the_proxy(cluster: Any) -> None:
+    c, sub = cluster
+    ads = c.sim.app.service("adservice").operations[0].name
+    for probe in [ProbeSpec(route=r.name) for r in c.sim.app.routes] + [ProbeSpec(operation=("adservice", ads))]:
+        mine, ref = sub.probe(probe), c.sim.probe(probe)
+        assert mine.ok == ref.ok and mine.success == pytest.approx(ref.success, abs=1e-6), probe
+        assert mine.p95_ms == pytest.approx(ref.p95_ms, abs=0.05), probe  # the header has 0.1 ms
+    for spec in [f for f in CATALOG.faults if f.probe.route][:6]:  # at a target: its operations, worst judges
+        mine = sub.probe(spec.probe, spec.probe_anchor)
+        assert 0.0 <= mine.success <= 1.0 and mine.p95_ms >= 0.0 and spec.probe_anchor in mine.detail
 
 
-def test_probe_reads_the_simulated_clusters_model_headers(cluster: Any) -> None:
-    _, sub = cluster
-    spec = next(f for f in load_catalog("online-boutique").faults if f.probe.route)
-    res = sub.probe(spec.probe, spec.probe_anchor)
-    assert (res.success, res.p95_ms) == (0.9, 321.0) and not res.ok
-
-
-def test_a_real_cluster_runs_on_wall_seconds_and_estimates_probes(sim: Simulator, tmp_path: Path) -> None:
-    fake = FakeCluster(sim, clock=False)
-    with fake.running() as url:
-        sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=kubeconfig(tmp_path / "kc", url, None),
-                            probe_samples=3)
-        assert sub.speed == 1.0 and sub.now == 0.0 and sub.namespace == NS  # the model's namespace
-        spec = next(f for f in load_catalog("online-boutique").faults if f.probe.route)
-        # The fake proxy still sends the model headers; a real app would not: the samples decide then.
-        assert sub.probe(spec.probe).success == 0.9
+def test_a_real_cluster_runs_on_wall_seconds(tmp_path: Path) -> None:
+    c = Cluster(clock=False)
+    url = c.server.start()
+    try:
+        kc = write_kubeconfig(tmp_path / "kc", url, TOKEN, NS, certificate_authority=c.server.certificate)
+        sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=str(kc), probe_samples=3)
+        assert sub.speed == 1.0 and sub.now == 0.0
         with pytest.raises(SubstrateError, match="real cluster"):
             sub.set_load_factor(2.0)
         assert sub.health_window().services[0].requests == 0.0  # no Prometheus: no counters
+        probe = ProbeSpec(operation=("adservice", c.sim.app.service("adservice").operations[0].name))
+        res = sub.probe(probe)  # three requests; the proxy's headers still carry the model here
+        assert res.success == pytest.approx(c.sim.probe(probe).success)
+        sub.close()
+    finally:
+        c.server.stop()
 
 
 class _NoChaosSim(Simulator):

@@ -23,7 +23,7 @@ Kubernetes API server):
   template with a ``kubernetes.io/change-cause`` annotation, ``deployments/scale``,
   JSON patch of ``spec.template`` for ``rollout undo``, pod deletes, Service patches);
 * **faults** (ground truth) -- catalog faults as Kubernetes mutations: a code change is the
-  image ``<repository>/<service>:<change id>`` (:func:`change_image`; the user's build system
+  image ``<repository>/<service>:<change id>`` (:func:`faults.images.change_image`; the user's build system
   provides it, ``marathon cluster`` resolves it to the catalog change); env, resources,
   probes, image and replicas as patches; a Service edit; ``cpu-pressure`` and
   ``network-delay`` as Chaos Mesh ``StressChaos``/``NetworkChaos`` objects where the cluster
@@ -81,6 +81,7 @@ from engine.substrate import (
     SubstrateError,
     WorkloadView,
 )
+from faults.images import change_image, default_repository
 
 if TYPE_CHECKING:
     from faults.spec import FaultSpec, ProbeSpec
@@ -96,7 +97,6 @@ NODE_TTL_S = 30.0
 CHAOS_GROUP, CHAOS_VERSION = "chaos-mesh.org", "v1alpha1"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 AUTHOR_ANNOTATION = "sre-marathon.io/author"
-DEFAULT_REPOSITORY = "registry.sre-marathon.local"
 PROBE_SAMPLES = 20
 """Requests per symptom probe on a real cluster (success and p95 are estimated from them)."""
 _KINDS: dict[str, tuple[str, str, str]] = {
@@ -113,23 +113,6 @@ _KINDS: dict[str, tuple[str, str, str]] = {
     "ReplicaSet": ("/apis/apps/v1/namespaces/{ns}", "replicasets", "apps/v1"),
     "EndpointSlice": ("/apis/discovery.k8s.io/v1/namespaces/{ns}", "endpointslices", "discovery.k8s.io/v1"),
 }
-
-
-def change_id(spec: FaultSpec) -> str:
-    """The opaque change id of a catalog code change (12 hex digits): the image tag that
-    carries it. The tag never names the fault.
-
-    Raises:
-        ValueError: ``spec`` has no code change.
-    """
-    if spec.change is None:
-        raise ValueError(f"{spec.id} is not a code change")
-    return hashlib.sha256(f"{spec.id}\n{spec.change.file}\n{spec.change.replace}".encode()).hexdigest()[:12]
-
-
-def change_image(repository: str, service: str, spec: FaultSpec) -> str:
-    """``<repository>/<service>:<change id>``: the image a build of catalog change ``spec`` makes."""
-    return f"{repository.rstrip('/')}/{service}:{change_id(spec)}"
 
 
 def probe_to_api(probe: Probe) -> dict[str, Any]:
@@ -275,7 +258,7 @@ class KubeSubstrate(Substrate):
         self.core = client.CoreV1Api(self.api)
         self.apps = client.AppsV1Api(self.api)
         self.custom = client.CustomObjectsApi(self.api)
-        self.repository = image_repository or f"{DEFAULT_REPOSITORY}/{self.app.name}"
+        self.repository = (image_repository or default_repository(self.app.name)).rstrip("/")
         self.prometheus_url = prometheus.rstrip("/") if prometheus else None
         self._prom: Any = None
         if prometheus:
@@ -1277,12 +1260,17 @@ class KubeSubstrate(Substrate):
         return True
 
     def _probe_targets(self, probe: ProbeSpec, target: str | None) -> list[tuple[str, str, str, dict[str, str]]]:
-        """The ``(service, method, path, query)`` requests a probe makes (the plan's probe convention):
-        an operation probe calls ``/<operation>`` on its service; a route probe with a target
-        other than the entry service calls each of the target's operations the route reaches
-        (the worst answer judges it, as the embedded probe takes the worst call); otherwise
-        the route's method and path on the entry service. The query is the probe's attributes;
-        an operation's method is its HTTP method (``GET /cart``) or POST (an RPC).
+        """The ``(service, method, path, query)`` requests a probe makes (the plan's probe
+        convention; the query is the probe's attributes):
+
+        * an operation probe: ``/<operation>`` on its service, with the operation's HTTP method
+          (``GET /cart``) or POST (an RPC);
+        * a route probe: the route's method and path on the entry service; with a target other
+          than the entry service, on ``marathon cluster`` the route's path on the target (the
+          simulated cluster's proxy judges the route's request where it reaches the target,
+          exactly as the embedded probe), on a real cluster each of the target's operations the
+          route reaches (a real service does not serve the route's path; the worst answer
+          judges it, as the embedded probe takes the worst call).
 
         Raises:
             SubstrateError: an unknown route.
@@ -1296,7 +1284,10 @@ class KubeSubstrate(Substrate):
         route = next((r for r in self.app.routes if r.name == probe.route), None)
         if route is None:
             raise SubstrateError(f"unknown route {probe.route!r}; routes: {', '.join(r.name for r in self.app.routes)}")
-        if target is not None and target != route.entry.service:
+        here = (route.method.upper(), route.path.lstrip("/"), dict(probe.attributes))
+        if target is not None and target != route.entry.service and target in self.app.service_names():
+            if self._sim_clock:
+                return [(target, *here)]
             asks: list[tuple[str, str, str, dict[str, str]]] = []
             for _, service, op, _call in self.app.walk(route.entry.service, route.entry.operation):
                 ask = (target, _op_method(op.name, op.method), _op_path(op.name), dict(probe.attributes))
@@ -1304,7 +1295,7 @@ class KubeSubstrate(Substrate):
                     asks.append(ask)
             if asks:
                 return asks
-        return [(route.entry.service, route.method.upper(), route.path.lstrip("/"), dict(probe.attributes))]
+        return [(route.entry.service, *here)]
 
     def _service_port(self, service: str) -> int | str:
         """The Service's first port (cached: a probe must not cost an extra request; a

@@ -207,7 +207,7 @@ class SimulatedCluster:
                       "message": f'services "{service}" not found', "reason": "NotFound",
                       "details": {"name": service, "kind": "services"}, "code": 404}
             return 404, {"Content-Type": "application/json"}, json.dumps(status).encode()
-        answer = self.world.model_request(service, path, query)
+        answer = self.world.model_request(service, path, query, method)
         if answer is None:
             return 404, {"Content-Type": "text/plain; charset=utf-8"}, b"404 page not found\n"
         headers = {"Content-Type": "application/json", "Server-Timing": f"app;dur={answer.latency_ms:.1f}",

@@ -516,9 +516,12 @@ class SimWorld:
 
     # ----------------------------------------------------------------- requests (the service proxy)
 
-    def model_request(self, service: str, path: str, attributes: Mapping[str, str]) -> ProxyAnswer | None:
-        """The simulator's model of ``GET <path>`` on ``service`` with request attributes
-        ``attributes`` (the query), or None when the service serves no such path.
+    def model_request(self, service: str, path: str, attributes: Mapping[str, str],
+                      method: str | None = None) -> ProxyAnswer | None:
+        """The simulator's model of ``<method> <path>`` on ``service`` with request attributes
+        ``attributes`` (the query), or None when the service serves no such path. A route
+        matches only with its own method when ``method`` is given (Online Boutique's
+        add-to-cart and view-cart are ``POST /cart`` and ``GET /cart``).
 
         * an entry route's path on its entry service: the user request along the route (what
           :func:`engine.sim.probes.evaluate_probe` judges for a route probe);
@@ -540,7 +543,7 @@ class SimWorld:
         outcome = None
         what = ""
         for route in app.routes:
-            if route.path.strip("/") != want:
+            if route.path.strip("/") != want or (method is not None and route.method.upper() != method.upper()):
                 continue
             if route.entry.service == service:
                 outcome, what = self.sim.probe_route(route.name, attrs), f"route {route.name}"
