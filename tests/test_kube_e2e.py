@@ -77,6 +77,7 @@ def _score(bundle: Path, cwd: Path) -> dict[str, object]:
     return dict(json.loads(out.stdout)["runs"][0])
 
 
+@pytest.mark.xdist_group("kube-e2e")
 def test_short5_on_the_kube_substrate_scores_like_the_embedded_run(tmp_path: Path) -> None:
     prometheus = _need("prometheus")
     kubeconfig = tmp_path / "kubeconfig"
@@ -119,16 +120,16 @@ def test_short5_on_the_kube_substrate_scores_like_the_embedded_run(tmp_path: Pat
     bundle = tmp_path / "kube.marathon"
     verify = _marathon("verify", str(bundle), cwd=tmp_path)
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    events = [json.loads(line) for line in (tmp_path / "kube" / "events.jsonl").read_text().splitlines()] \
-        if (tmp_path / "kube" / "events.jsonl").exists() else []
-    del events
     emb = _marathon("run", "--app", "online-boutique", "--regime", "short-5", "--seed", "1", "--agent", "runbook",
                     "--run-dir", str(tmp_path / "emb"), cwd=tmp_path)
     assert emb.returncode == 0, emb.stderr
     kube, embedded = _score(bundle, tmp_path), _score(tmp_path / "emb.marathon", tmp_path)
-    assert "sealed bundle" in run.stdout and "alert" in run.stdout.lower() or kube["credited_incidents"]
-    injected = {f["fault"] for f in kube["faults"]}  # type: ignore[union-attr]
-    assert "ob-currency-rate-date-required" in injected  # a code fault, through a change image
+    faults = {str(f["fault"]): f for f in kube["faults"]}  # type: ignore[attr-defined]
+    # every fault of the schedule was injected through the API (code faults as change images,
+    # the CPU hog as a StressChaos) and scored; alerts came from Prometheus and were correlated
+    assert set(faults) == {str(f["fault"]) for f in embedded["faults"]}  # type: ignore[attr-defined]
+    assert any(f["alerts"] for f in faults.values()) and kube["credited_incidents"]
     diff = abs(float(kube["score"]) - float(embedded["score"]))  # type: ignore[arg-type]
-    print(f"kube {kube['score']} embedded {embedded['score']} diff {diff:.2f} in {wall:.0f} s wall")
-    assert diff <= TOLERANCE, (kube, embedded)
+    print(f"SCORE/2 kube {kube['score']} embedded {embedded['score']} (difference {diff:.2f}); "
+          f"kube run {wall:.0f} s wall")
+    assert diff <= TOLERANCE, (kube["score"], embedded["score"])

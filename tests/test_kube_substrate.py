@@ -214,6 +214,46 @@ def test_a_code_fault_is_its_change_image_and_the_cluster_runs_the_defect(cluste
     assert sub.commits_ahead(spec.target) == 0
 
 
+def test_operator_writes_are_the_kubectl_requests(cluster: Any) -> None:
+    c, sub = cluster
+    spec = next(f for f in CATALOG.faults if f.mechanism == "code-change" and f.target == "currencyservice")
+    before = c.sim.workload(spec.target).image
+    sub.apply_fault(spec)
+    _tick(c, sub)
+    rec = sub.rollback(spec.target)  # kubectl rollout undo: the previous ReplicaSet's template
+    assert c.sim.workload(spec.target).image == before and rec.kind == "rollback"
+    assert sub.source_files(spec.target) == c.sim.source_files(spec.target)  # the pods run the old source again
+    assert sub.commits_ahead(spec.target) == 1  # the head still has the change
+    with pytest.raises(SubstrateError, match="revision 99"):
+        sub.rollback(spec.target, 99)
+    sub.scale("frontend", 3, summary="more frontends", author="alice")
+    assert c.sim.workload("frontend").replicas == 3 and sub.deploy_history("frontend")[-1].kind == "scale"
+    with pytest.raises(SubstrateError, match="non-negative"):
+        sub.scale("frontend", -1)
+    sub.deploy_change("adservice", env={"EXTRA": "1"}, summary="env", author="bob")
+    assert c.sim.workload("adservice").env["EXTRA"] == "1"
+    sub.deploy_change("adservice", env={"EXTRA": None}, summary="env", author="bob")
+    assert "EXTRA" not in c.sim.workload("adservice").env
+    probe = c.sim.workload("adservice").readiness_probe
+    assert probe is not None
+    sub.deploy_change("adservice", readiness_probe=probe.model_copy(update={"failure_threshold": 5}),
+                      summary="probe", author="bob")
+    ready = c.sim.workload("adservice").readiness_probe
+    assert ready is not None and ready.failure_threshold == 5
+    with pytest.raises(SubstrateError, match="nothing to change"):
+        sub.deploy_change("adservice", summary="nothing", author="bob")
+    pod = sorted(p.name for p in c.sim.pods("cartservice"))[0]
+    sub.restart_pod(pod)
+    assert any(p.name == pod and p.terminating for p in c.sim.pods("cartservice")) or \
+        pod not in {p.name for p in c.sim.pods("cartservice")}
+    with pytest.raises(SubstrateError):
+        sub.restart_pod("no-such-pod")
+    port = c.sim.objects("Service")[0]["spec"]["ports"][0]["targetPort"]
+    name = c.sim.objects("Service")[0]["metadata"]["name"]
+    rec = sub.patch_service(name, target_port=port, summary="same port", author="carol")
+    assert (rec.kind, rec.author) == ("service", "carol")
+
+
 def test_config_scale_and_store_faults_are_api_writes(cluster: Any) -> None:
     c, sub = cluster
     env = next(f for f in CATALOG.faults if f.mechanism == "config-patch" and f.config and f.config.env)
