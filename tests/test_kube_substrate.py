@@ -228,6 +228,7 @@ def test_operator_writes_are_the_kubectl_requests(cluster: Any) -> None:
         sub.rollback(spec.target, 99)
     sub.scale("frontend", 3, summary="more frontends", author="alice")
     assert c.sim.workload("frontend").replicas == 3 and sub.deploy_history("frontend")[-1].kind == "scale"
+    assert c.sim.deploy_history("frontend")[-1].author == "alice"  # the fieldManager names the author
     with pytest.raises(SubstrateError, match="non-negative"):
         sub.scale("frontend", -1)
     sub.deploy_change("adservice", env={"EXTRA": "1"}, summary="env", author="bob")

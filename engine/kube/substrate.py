@@ -372,11 +372,19 @@ class KubeSubstrate(Substrate):
         return dict(obj)
 
     def _patch(self, kind: str, name: str, body: Any, content_type: str = "application/strategic-merge-patch+json",
-               sub: str | None = None) -> dict[str, Any]:
+               sub: str | None = None, author: str | None = None) -> dict[str, Any]:
+        """One PATCH; ``author`` goes as the ``fieldManager`` (who made the change: what
+        ``marathon cluster``'s pipeline log records, and a real cluster's managedFields).
+
+        Raises:
+            SubstrateError: the API refuses it (its Status message).
+        """
         from kubernetes.client import ApiException
 
+        query = {"fieldManager": _field_manager(author)} if author else None
         try:
-            return dict(self._call("PATCH", self._path(kind, name, sub), body=body, content_type=content_type))
+            return dict(self._call("PATCH", self._path(kind, name, sub), query=query, body=body,
+                                   content_type=content_type))
         except ApiException as exc:
             raise SubstrateError(f"patch {kind} {name}: {exc.status} {_api_message(exc)}") from None
 
@@ -910,7 +918,7 @@ class KubeSubstrate(Substrate):
             raise SubstrateError(f"{service}: nothing to change")
         body = {"metadata": {"annotations": {CHANGE_CAUSE: summary, AUTHOR_ANNOTATION: author}},
                 "spec": {"template": {"spec": {"containers": [container]}}}}
-        self._patch(self._workload_obj(service)["kind"] or "Deployment", service, body)
+        self._patch(self._workload_obj(service)["kind"] or "Deployment", service, body, author=author)
         return self._record(service, kind, summary, author, image=image, commit=commit)
 
     def _build(self, service: str, files: dict[str, str]) -> tuple[str, str]:
@@ -977,7 +985,7 @@ class KubeSubstrate(Substrate):
             raise SubstrateError(f"replicas must be a non-negative integer, not {replicas!r}")
         obj = self._workload_obj(service)
         self._patch(obj.get("kind") or "Deployment", service, {"spec": {"replicas": replicas}},
-                    "application/merge-patch+json", sub="scale")
+                    "application/merge-patch+json", sub="scale", author=author)
         self._record(service, "scale", summary or f"scale to {replicas} replicas", author)
 
     def rollback(self, service: str, revision: int | None = None) -> ChangeRecord:
@@ -1034,7 +1042,7 @@ class KubeSubstrate(Substrate):
             ops.append({"op": "replace", "path": "/spec/ports/0/targetPort", "value": target_port})
         if not ops:
             raise SubstrateError(f"{service}: nothing to change")
-        self._patch("Service", service, ops, "application/json-patch+json")
+        self._patch("Service", service, ops, "application/json-patch+json", author=author)
         self._ports.pop(service, None)
         parts = [f"selector {selector}" if selector is not None else "", f"targetPort {target_port}"
                  if target_port is not None else ""]
@@ -1473,6 +1481,12 @@ def _api_message(exc: Any) -> str:
         return str(json.loads(exc.body).get("message") or exc.reason)
     except (TypeError, ValueError, AttributeError):
         return str(exc.reason)
+
+
+def _field_manager(author: str) -> str:
+    """``author`` as a valid ``fieldManager`` (printable ASCII, at most 128 characters)."""
+    text = "".join(ch if 32 < ord(ch) < 127 else "-" for ch in author)
+    return text[:128] or "sre-marathon"
 
 
 def _escape(v: str) -> str:
