@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-SPEED = 20
+SPEED = int(os.environ.get("KUBE_E2E_SPEED", "20"))
 TOLERANCE = 10.0
 """Largest accepted difference of SCORE/2 (points out of 100) between the kube-substrate run
 and the embedded run of short-5 seed 1 with the runbook operator."""

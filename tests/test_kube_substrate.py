@@ -396,3 +396,38 @@ def test_restart_gate_without_a_fork_judges_the_template() -> None:
     ok, detail = restart_survives(sim, scale, inst)
     assert "judged by the template" in detail and ok == sim.probe(scale.probe, scale.probe_anchor).ok
     assert restart_survives(sim, scale)[0] is False  # nothing to judge by
+
+
+API_MECHANISMS = ("code-change", "config-patch", "image", "resource-limit", "readiness-probe", "liveness-probe",
+                  "scale", "service-change")
+
+
+@pytest.mark.parametrize("mechanism", API_MECHANISMS)
+def test_a_fault_through_the_api_lands_as_the_embedded_injection(mechanism: str, tmp_path: Path) -> None:
+    """The template (env, resources, probes, replicas; the image where no build is involved)
+    and the Service after injecting through the API equal those after the embedded injection."""
+    spec = next(f for f in CATALOG.faults if f.mechanism == mechanism)
+    c = Cluster()
+    url = c.server.start()
+    try:
+        kc = write_kubeconfig(tmp_path / "kc", url, TOKEN, NS, certificate_authority=c.server.certificate)
+        sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=str(kc))
+        ref = Simulator("online-boutique", seed=3)
+        ref.advance(120)
+        ref.apply_fault(spec)
+        sub.apply_fault(spec)
+        ref.advance(150)
+        c.advance(150)
+        mine, theirs = c.sim.workload(spec.target), ref.workload(spec.target)
+        assert (mine.env, mine.resources, mine.readiness_probe, mine.liveness_probe, mine.replicas) == \
+            (theirs.env, theirs.resources, theirs.readiness_probe, theirs.liveness_probe, theirs.replicas)
+        if mechanism != "code-change":
+            assert mine.image == theirs.image
+        else:
+            assert spec.change is not None and spec.change.replace in c.sim.source_files(spec.target)[spec.change.file]
+        svc = next(o for o in c.sim.objects("Service") if o["metadata"]["name"] == spec.target)["spec"]
+        ref_svc = next(o for o in ref.objects("Service") if o["metadata"]["name"] == spec.target)["spec"]
+        assert (svc.get("selector"), svc["ports"]) == (ref_svc.get("selector"), ref_svc["ports"])
+        sub.close()
+    finally:
+        c.server.stop()

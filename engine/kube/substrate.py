@@ -301,6 +301,9 @@ class KubeSubstrate(Substrate):
             if svc.store is not None:
                 self._store_uids[svc.name] = {p.uid for p in self.pods(svc.name)} if svc.name in names else set()
         self._store_base = {s: len(u) for s, u in self._store_uids.items()}
+        self._store_restarts: dict[str, int] = {p.uid: p.restarts for p in self.pods() if p.service in self._store_uids}
+        self._store_base_restarts = {s: sum(self._store_restarts.get(uid, 0) for uid in u)
+                                     for s, u in self._store_uids.items()}
 
     # ----------------------------------------------------------------- raw API
 
@@ -713,13 +716,24 @@ class KubeSubstrate(Substrate):
                             float(p50), float(p95)) for name, total, errors, p50, p95 in rows]
 
     def _store_generations(self, pods: list[PodView]) -> dict[str, int]:
+        """Per store, its data generation as the API shows it: for a store without persistence,
+        the incarnations seen since attach -- new pods (uids) plus container restarts (each
+        pod's highest restart count seen, so a replaced pod's restarts still count); 0 for a
+        persistent store. The simulator counts a loss only when the store had served requests
+        since the last one; an idle store's restart counts here too."""
         out = {}
         for name, seen in self._store_uids.items():
+            svc = self.app.service(name)
             mine = [p for p in pods if p.service == name]
             seen.update(p.uid for p in mine)
-            persistent = bool(self.app.service(name).store and self.app.service(name).store.persistent)  # type: ignore[union-attr]
-            out[name] = 0 if persistent else (len(seen) - self._store_base.get(name, 0)
-                                               + sum(p.restarts for p in mine if not p.terminating))
+            for p in mine:
+                self._store_restarts[p.uid] = max(self._store_restarts.get(p.uid, 0), p.restarts)
+            if svc.store is not None and svc.store.persistent:
+                out[name] = 0
+                continue
+            base = self._store_base.get(name, 0)
+            restarts = sum(self._store_restarts.get(uid, 0) for uid in seen) - self._store_base_restarts.get(name, 0)
+            out[name] = len(seen) - base + restarts
         return out
 
     def service_health(self, window_s: float = 60.0) -> list[ServiceHealth]:
