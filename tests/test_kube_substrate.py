@@ -431,3 +431,25 @@ def test_a_fault_through_the_api_lands_as_the_embedded_injection(mechanism: str,
         sub.close()
     finally:
         c.server.stop()
+
+
+def test_marathon_cluster_attach_starts_the_clock_and_takes_load_factors(tmp_path: Path) -> None:
+    from engine.run.cluster import SimulatedCluster
+
+    cluster = SimulatedCluster("online-boutique", seed=1, speed=20.0, hold=True)
+    cluster.start()
+    try:
+        kc = cluster.write_kubeconfig(tmp_path / "kc")
+        assert cluster.held
+        sub = KubeSubstrate("online-boutique", seed=1, kubeconfig=str(kc))
+        assert not cluster.held and sub.speed == 20.0 and sub.now < 5
+        base = cluster.sim.load_rate()
+        sub.set_load_factor(2.5)
+        assert cluster.sim.load_rate() == pytest.approx(2.5 * base, rel=0.05)
+        with pytest.raises(SubstrateError, match="> 0"):
+            sub.set_load_factor(0)
+        sub.advance(sub.now + 10)
+        assert cluster.sim.now >= sub.now
+        sub.close()
+    finally:
+        cluster.stop()
