@@ -279,7 +279,11 @@ def _open_kube(args: argparse.Namespace, app: str, seed: int, alerts: str | None
     source = f"prometheus={args.prometheus.rstrip('/')}"
     if alerts not in ("embedded", source, f"prometheus={args.prometheus}"):
         raise ValueError(f"--substrate kube reads alerts from --prometheus; --alerts {alerts} does not apply")
-    _check_prometheus(args.prometheus)
+    try:
+        _check_prometheus(args.prometheus)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace(f"--alerts prometheus={args.prometheus}",
+                                          f"--prometheus {args.prometheus}")) from None
     sub = open_substrate(app, seed=seed, kind="kube", kubeconfig=args.kubeconfig, context=args.context,
                          namespace=args.namespace, prometheus=args.prometheus,
                          image_repository=args.image_repository)

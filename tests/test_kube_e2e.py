@@ -123,6 +123,17 @@ def test_short5_on_the_kube_substrate_scores_like_the_embedded_run(tmp_path: Pat
     emb = _marathon("run", "--app", "online-boutique", "--regime", "short-5", "--seed", "1", "--agent", "runbook",
                     "--run-dir", str(tmp_path / "emb"), cwd=tmp_path)
     assert emb.returncode == 0, emb.stderr
+    from engine.bundle.format import open_bundle
+
+    events = open_bundle(bundle).events
+    assert events[0].kind == "run.start" and events[0].payload["substrate"] == "kube"
+    injected = {e.payload["fault"]: e.payload for e in events if e.kind == "fault.inject"}
+    assert len(injected) == 5 and not any(p.get("error") for p in injected.values())
+    code = [p for p in injected.values() if p["mechanism"] == "code-change"]
+    assert code and all(any(r.startswith("registry.sre-marathon.local/online-boutique/") for r in p["artifact_refs"])
+                        for p in code)  # rolled out as change images, resolved by the simulated cluster
+    assert sum(1 for e in events if e.kind == "alert.firing") >= 5  # from the Prometheus
+    assert sum(1 for e in events if e.kind == "probe.result" and not e.payload["ok"]) >= 20
     kube, embedded = _score(bundle, tmp_path), _score(tmp_path / "emb.marathon", tmp_path)
     faults = {str(f["fault"]): f for f in kube["faults"]}  # type: ignore[attr-defined]
     # every fault of the schedule was injected through the API (code faults as change images,

@@ -229,8 +229,8 @@ class KubeSubstrate(Substrate):
         timeout_s: API and Prometheus request timeout, seconds.
 
     Raises:
-        SubstrateError: the cluster does not answer, the namespace holds none of the app's
-            workloads, or ``deploy`` was asked for.
+        SubstrateError: the kubeconfig does not load, the cluster does not answer, the
+            namespace holds none of the app's workloads, or ``deploy`` was asked for.
     """
 
     kind: ClassVar[str] = "kube"
@@ -249,11 +249,14 @@ class KubeSubstrate(Substrate):
         self.store = None
         self.timeout_s = timeout_s
         self.probe_samples = probe_samples
-        self.api = config.new_client_from_config(config_file=kubeconfig, context=context, persist_config=False)
-        if namespace is None:
-            contexts, active = config.list_kube_config_contexts(kubeconfig)
-            chosen = next((c for c in contexts if c["name"] == context), active) if context else active
-            namespace = (chosen or {}).get("context", {}).get("namespace")
+        try:
+            self.api = config.new_client_from_config(config_file=kubeconfig, context=context, persist_config=False)
+            if namespace is None:
+                contexts, active = config.list_kube_config_contexts(kubeconfig)
+                chosen = next((c for c in contexts if c["name"] == context), active) if context else active
+                namespace = (chosen or {}).get("context", {}).get("namespace")
+        except (OSError, config.ConfigException) as exc:
+            raise SubstrateError(f"kubeconfig {kubeconfig}: {exc}") from None
         self.namespace = namespace or self.app.namespace
         self.core = client.CoreV1Api(self.api)
         self.apps = client.AppsV1Api(self.api)
