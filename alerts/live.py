@@ -245,7 +245,7 @@ def cmd_prometheus_config(args: argparse.Namespace) -> int:
         path = write_prometheus_config(args.output, args.target or ["127.0.0.1:9464"],
                                        scrape_interval=args.scrape_interval,
                                        evaluation_interval=args.evaluation_interval, rules=args.rules,
-                                       time_scale=args.time_scale)
+                                       time_scale=getattr(args, "time_scale", 1.0))
     except (RuleFileError, ValueError) as exc:
         print(f"marathon prometheus-config: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
