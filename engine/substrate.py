@@ -379,9 +379,12 @@ class Substrate(ABC):
 
     @abstractmethod
     def logs(self, pod: str, *, tail: int | None = None, previous: bool = False,
-             since: float | None = None) -> list[str]:
+             since: float | None = None, timestamps: bool = False) -> list[str]:
         """Log lines of a pod's application container, oldest first (only those written at
-        or after run time ``since``, when given: ``kubectl logs --since``).
+        or after run time ``since``, when given: ``kubectl logs --since``); with
+        ``timestamps``, each prefixed with the time the runtime wrote it and a space, as the
+        kubelet prefixes them (RFC 3339 with nanoseconds, trailing zeros dropped:
+        ``2026-01-05T09:00:59.977Z``; ``kubectl logs --timestamps``).
 
         Raises:
             SubstrateError: unknown pod, no previous container when ``previous``, or a

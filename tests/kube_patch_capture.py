@@ -2,8 +2,8 @@
 
 Run ``PYTHONPATH=. python tests/kube_patch_capture.py [KUBECTL]`` to rewrite
 ``tests/data/kube_patches/*.json``. It serves the online-boutique simulator's objects (seed 1)
-through :class:`engine.kubectl.fakeapi.FakeKubeAPI`, extended to accept PATCH (recorded, answered
-with the object unchanged) and the ``deployments/scale`` subresource, and runs each command in
+through :class:`engine.kube.apiserver.KubeAPIServer` (plain HTTP, no token) with a Mutator that
+executes nothing, records every PATCH body as the server reads it, and runs each command in
 :data:`COMMANDS`. The Deployment ``frontend`` is given three revisions (ReplicaSets 1, 2 and 3,
 the current one with image ``:v0.10.7``, revision 2 with ``:v0.10.5``) so ``rollout undo`` has a
 previous revision to go back to. ``kubectl apply`` runs with ``--validate=false``: without it
@@ -20,13 +20,14 @@ import copy
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from engine.kube.apiserver import KubeAPIServer
 from engine.kubectl.apiobjects import served
-from engine.kubectl.fakeapi import FakeKubeAPI
 
 OUT = Path(__file__).parent / "data" / "kube_patches"
 APP = "online-boutique"
@@ -120,38 +121,54 @@ def _manifest(objects: dict[str, list[dict[str, Any]]]) -> str:
     return json.dumps(deploy)
 
 
-class CapturingAPI(FakeKubeAPI):
-    """:class:`FakeKubeAPI` that also takes PATCH (recorded, answered with the unchanged object)."""
+class _AcceptEverything:
+    """A :class:`engine.kube.protocol.Mutator` that executes nothing: the server answers every
+    write with the object unchanged, which is all kubectl needs to finish its command."""
+
+    def change_deployment(self, change: Any, req: Any) -> None:
+        """Accepted, not executed."""
+
+    def scale_statefulset(self, name: str, replicas: int, req: Any) -> None:
+        """Accepted, not executed."""
+
+    def delete_pod(self, name: str, req: Any) -> None:
+        """Accepted, not executed."""
+
+    def patch_service(self, name: str, selector: Any, target_port: Any, req: Any) -> None:
+        """Accepted, not executed."""
+
+    def change_node(self, change: Any, req: Any) -> None:
+        """Accepted, not executed."""
+
+    def create_custom(self, group: str, version: str, plural: str, namespace: str, obj: Any,
+                      req: Any) -> dict[str, Any]:
+        """Accepted, not executed."""
+        return dict(obj)
+
+    def delete_custom(self, group: str, version: str, plural: str, namespace: str, name: str, req: Any) -> None:
+        """Accepted, not executed."""
+
+
+class CapturingAPI(KubeAPIServer):
+    """:class:`KubeAPIServer` over fixed objects that records every PATCH (method, path, Content-Type,
+    body) as it reads the body."""
 
     def __init__(self, objects: dict[str, list[dict[str, Any]]]) -> None:
-        super().__init__(objects)
+        from tests.test_kubectl import StaticSubstrate
+
+        super().__init__(StaticSubstrate(objects), lock=threading.Lock(),  # type: ignore[arg-type]
+                         mutator=_AcceptEverything(), tls=False)
         self.patches: list[dict[str, Any]] = []
+        with self.lock:
+            self.observe()
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        parts = [p for p in request.path.split("/") if p]
+    async def _body(self, request: web.Request, *, protobuf_ok: bool = False) -> bytes:
+        body = await super()._body(request, protobuf_ok=protobuf_ok)
         if request.method == "PATCH":
-            body = await request.text()
             self.patches.append({"method": "PATCH", "path": request.path_qs,
-                                 "content_type": request.headers.get("Content-Type", ""), "body": body})
-            return web.json_response(self._target(parts))
-        if request.method == "GET" and parts[-1:] == ["scale"]:
-            return web.json_response(self._scale(parts))
-        return await super()._handle(request)
-
-    def _target(self, parts: list[str]) -> dict[str, Any]:
-        if parts[-1] == "scale":
-            return self._scale(parts)
-        plural, name = parts[-2], parts[-1]
-        kind = {"deployments": "Deployment", "nodes": "Node", "services": "Service",
-                "statefulsets": "StatefulSet", "replicasets": "ReplicaSet"}[plural]
-        return next(o for o in self.objects[kind] if o["metadata"]["name"] == name)
-
-    def _scale(self, parts: list[str]) -> dict[str, Any]:
-        deploy = next(o for o in self.objects["Deployment"] if o["metadata"]["name"] == parts[-2])
-        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-                "metadata": {"name": parts[-2], "namespace": NS},
-                "spec": {"replicas": deploy["spec"]["replicas"]},
-                "status": {"replicas": deploy["spec"]["replicas"], "selector": "app=frontend"}}
+                                 "content_type": request.headers.get("Content-Type", ""),
+                                 "body": body.decode("utf-8")})
+        return body
 
 
 def main(kubectl: str) -> None:
@@ -181,4 +198,5 @@ def main(kubectl: str) -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.test_kubectl's StaticSubstrate
     main(sys.argv[1] if len(sys.argv) > 1 else str(Path(sys.executable).parent / "kubectl"))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
-import sys
 import threading
 import time
 import types
@@ -170,52 +170,6 @@ class RecordingMutator:
         self.calls.append(("delete_custom", (group, plural, namespace, name), req))
 
 
-def _merge(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge(out.get(k), v)
-    return out
-
-
-@pytest.fixture
-def patching(monkeypatch: pytest.MonkeyPatch) -> None:
-    """engine.kube.patching, or -- until it lands (branch i15-patching) -- a local stand-in that knows
-    merge patches of spec.replicas and container images only, to test the server's routing."""
-    try:
-        import engine.kube.patching
-        return
-    except ImportError:
-        pass
-    fake = types.ModuleType("engine.kube.patching")
-
-    def apply_patch(obj: dict[str, Any], content_type: str, body: bytes | str) -> dict[str, Any]:
-        doc = json.loads(body)
-        if content_type not in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
-            raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
-                                                        f"accepted media types include: {content_type}")
-        return dict(_merge(obj, doc))
-
-    def deployment_change(before: dict[str, Any], after: dict[str, Any], replicasets: Any) -> DeploymentChange:
-        rb, ra = before["spec"].get("replicas"), after["spec"].get("replicas")
-        ib = before["spec"]["template"]["spec"]["containers"][0]["image"]
-        ia = (after["spec"]["template"]["spec"]["containers"] or [{}])[0].get("image", ib)
-        return DeploymentChange(deployment=before["metadata"]["name"], replicas=ra if ra != rb else None,
-                                image=ia if ia != ib else None)
-
-    fake.apply_patch = apply_patch  # type: ignore[attr-defined]
-    fake.deployment_change = deployment_change  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "engine.kube.patching", fake)
-    import engine.kube
-
-    monkeypatch.setattr(engine.kube, "patching", fake, raising=False)
-
-
 @pytest.fixture
 def live(tmp_path: Path, kubectl_path: str) -> Iterator[Cluster]:
     """A cluster tests may change, with a recording Mutator."""
@@ -242,6 +196,9 @@ def test_get_pods_all_namespaces_wide_has_server_columns(cluster: Cluster) -> No
     # AGE from the substrate's clock: the pods are minutes old, not 330 days.
     assert "CrashLoopBackOff" in out and "d " not in out.split("\n")[1]
     assert cluster.ok("get", "pods") == _typed(cluster, "pods", "Pod", namespace=NS)
+    assert cluster.ok("get", "pods", "-o", "json") == _typed(cluster, "pods", "Pod", namespace=NS, output="json")
+    name = cluster.api.objects("Pod")[0]["metadata"]["name"]
+    assert cluster.ok("get", "pod", name, "-o", "yaml") == _typed(cluster, "pods", "Pod", name=name, output="yaml")
 
 
 def test_get_deployments_services_nodes_events_endpoints_match_typed_tools(cluster: Cluster) -> None:
@@ -592,7 +549,7 @@ def test_secrets_serve_keys_only(tmp_path: Path) -> None:
 # ----------------------------------------------------------------- writes through the Mutator
 
 
-def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: None) -> None:
+def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster) -> None:
     mutator = live.api.mutator
     assert isinstance(mutator, RecordingMutator)
     out = live.ok("scale", "deployment/frontend", "--replicas=3")
@@ -630,6 +587,24 @@ def test_scale_delete_and_patch_go_through_the_mutator(live: Cluster, patching: 
     assert live.ok("auth", "can-i", "patch", "deployments/scale").strip() == "yes"
     proc = live.run("auth", "can-i", "create", "deployments")
     assert (proc.returncode, proc.stdout.strip()) == (1, "no - this API does not accept that write")
+    # The kubectl writes of a rollout, parsed by engine.kube.patching into typed changes.
+    assert live.ok("set", "image", "deploy/frontend", "server=registry.local/frontend:abc").strip() == \
+        "deployment.apps/frontend image updated"
+    change = mutator.calls[-1][1]
+    assert change == DeploymentChange(deployment="frontend", image="registry.local/frontend:abc")
+    live.advance(60)
+    assert live.ok("set", "env", "deploy/cartservice", "FOO=bar").strip() == "deployment.apps/cartservice env updated"
+    assert mutator.calls[-1][1] == DeploymentChange(deployment="cartservice", env={"FOO": "bar"})
+    assert live.ok("rollout", "restart", "deploy/cartservice").strip() == "deployment.apps/cartservice restarted"
+    assert mutator.calls[-1][1] == DeploymentChange(deployment="cartservice", restart=True)
+    assert live.ok("rollout", "undo", "deploy/frontend").strip() == "deployment.apps/frontend rolled back"
+    assert mutator.calls[-1][1] == DeploymentChange(deployment="frontend", rollback_to=1)
+    assert live.ok("patch", "svc", "frontend", "-p", '{"spec":{"selector":{"app":"frontend","v":"2"}}}').strip() \
+        == "service/frontend patched"
+    assert mutator.calls[-1][1] == ("frontend", {"app": "frontend", "v": "2"}, None)
+    proc = live.run("cordon", "node-a-1")
+    assert mutator.calls[-1][1] == NodeChange(node="node-a-1", unschedulable=True)  # kubectl exits 0 here
+    assert proc.stderr.strip() == "error: unable to cordon node \"node-a-1\": nodes are the administrator's"
     # A replace carrying a stale resourceVersion: 409 Conflict, as the real server words it.
     call = http(live.api)
     status, deploy = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/frontend")
@@ -661,7 +636,7 @@ def test_time_anchor_moves_every_timestamp(tmp_path: Path) -> None:
     assert K.get("pods", [pod], now=api.now()).splitlines()[1].split()[-1] == "60s"
 
 
-def test_incident_naming_statefulset_scale_conflicts_proxy_and_chaos(patching: None) -> None:
+def test_incident_naming_statefulset_scale_conflicts_proxy_and_chaos() -> None:
     sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
            "metadata": {"name": "db", "namespace": NS, "uid": "u-db", "creationTimestamp": "2026-01-05T08:00:00Z",
                         "labels": {"app": "db"}},
@@ -733,3 +708,132 @@ def test_incident_naming_statefulset_scale_conflicts_proxy_and_chaos(patching: N
         status, groups = http(plain)("GET", "/apis", token=None)
         assert "chaos-mesh.org" not in [g["name"] for g in groups["groups"]]
         assert http(plain)("GET", f"/apis/chaos-mesh.org/v1alpha1/namespaces/{NS}/stresschaos", token=None)[0] == 404
+
+
+# ----------------------------------------------------------------- never crash, never hang
+
+_PREFIXES = ["/api/v1", "/apis/apps/v1", "/apis/events.k8s.io/v1", "/apis/discovery.k8s.io/v1",
+             "/apis/metrics.k8s.io/v1beta1", "/apis/chaos-mesh.org/v1alpha1", "/apis/authorization.k8s.io/v1",
+             "/apis/coordination.k8s.io/v1", "/apis/nope/v9", "/api", "/apis", "/version", "/openapi/v2", ""]
+_RESOURCES = ["pods", "deployments", "statefulsets", "replicasets", "services", "nodes", "namespaces", "events",
+              "endpoints", "endpointslices", "configmaps", "secrets", "stresschaos", "networkchaos",
+              "selfsubjectaccessreviews", "leases", "widgets"]
+_NAMES = ["frontend", "cartservice", "node-a-1", NS, "nope", "x" * 300, "..", "%00", "frontend:80", "a b"]
+_SUBS = ["scale", "log", "proxy", "status", "exec", "proxy/healthz", "log/extra"]
+_PARAMS = ["labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "watch", "container",
+           "tailLines", "previous", "sinceSeconds", "sinceTime", "limitBytes", "includeObject", "fieldManager",
+           "allowWatchBookmarks", "sendInitialEvents"]
+
+
+def test_bad_requests_get_status_answers_never_a_crash_or_a_hang() -> None:
+    """800 requests drawn uniformly (seeded) from real and broken paths, parameters, bodies and
+    content types: every answer is below 500 and every failure a Status with its code, in time."""
+    import collections
+    import random
+    import urllib.parse
+
+    rng = random.Random(15)
+    sim = Simulator("online-boutique", seed=1)
+    sim.advance(60)
+    api = KubeAPIServer(sim, lock=threading.RLock(), mutator=RecordingMutator(sim), epoch=EPOCH, tls=False,
+                        chaos=True)
+    values = ["1", "true", "0", "-1", "app=frontend", "app in (", "a!=b", "=", "Object", "None", "99999999999",
+              "server", "2026-01-05T09:00:00Z", "yesterday", "\u00e9\u0000", "x" * 500, ""]
+    bodies = [None, b"", b"{}", b"[]", b"null", b"\xff\xfe", b'{"spec":{"replicas":"x"}}', b'{"spec":{"replicas":3}}',
+              b'[{"op":"remove","path":"/spec"}]', b'[{"op":"replace","path":"/spec/replicas","value":2}]',
+              b'{"metadata":{"name":"burn"},"spec":{}}', b'{"spec":{"resourceAttributes":{"verb":"get"}}}',
+              b"k8s\x00\x0a\x02\x0a", b"{" * 200]
+    ctypes = ["application/json", "application/merge-patch+json", "application/strategic-merge-patch+json",
+              "application/json-patch+json", "application/apply-patch+yaml", "application/vnd.kubernetes.protobuf",
+              "text/plain", ""]
+    served = [(f"/api/{r.version}" if not r.group else f"/apis/{r.group}/{r.version}", r.plural)
+              for r in api.resources]
+    real = {"pods": [p["metadata"]["name"] for p in sim.objects("Pod")][:4], "deployments": ["frontend", "adservice"],
+            "services": ["frontend"], "nodes": ["node-a-1"], "namespaces": [NS]}
+    seen: collections.Counter[int] = collections.Counter()
+    with api.running():
+        call = http(api)
+        for _ in range(800):
+            method = rng.choice(["GET", "GET", "GET", "PATCH", "PATCH", "PUT", "POST", "DELETE"])
+            if rng.random() < 0.7:  # a served resource, mostly with a real name
+                prefix, res = rng.choice(served)
+                ns = NS if rng.random() < 0.8 else rng.choice([None, "default", "x"])
+                name = rng.choice(real.get(res, [])) if real.get(res) and rng.random() < 0.7 \
+                    else rng.choice([None, *_NAMES])
+            else:
+                prefix, res = rng.choice(_PREFIXES), rng.choice([None, *_RESOURCES])
+                ns, name = rng.choice([None, NS, "default", "x"]), rng.choice([None, *_NAMES])
+            sub = rng.choice([None] * 8 + _SUBS)
+            parts = [prefix] + ([f"namespaces/{ns}"] if ns and res else []) + ([res] if res else []) + \
+                ([urllib.parse.quote(name, safe=":")] if res and name else []) + ([sub] if res and name and sub else [])
+            path = "/".join(parts) or "/"
+            params = {rng.choice(_PARAMS): rng.choice(values) for _ in range(rng.randrange(4))}
+            if "watch" in params or rng.random() < 0.3:
+                params["timeoutSeconds"] = "1"
+            started = time.monotonic()
+            status, answer = call(method, path, token=None, params=params, data=rng.choice(bodies),
+                                  headers={"Content-Type": rng.choice(ctypes)})
+            assert time.monotonic() - started < 20, (method, path, params)
+            assert status < 500 or (status == 503 and "/proxy" in path), (method, path, params, answer)
+            if status >= 400:
+                assert isinstance(answer, dict) and answer["kind"] == "Status" and answer["code"] == status, answer
+            seen[status] += 1
+    # the draw reaches the handlers, not only the router
+    assert {200, 400, 404, 405, 415} <= set(seen), seen
+
+
+def test_delete_waits_for_the_pod_to_go_and_rollout_status_follows(live: Cluster) -> None:
+    stop = threading.Event()
+
+    def pace() -> None:  # the cluster's clock moving, as marathon cluster's pacing loop moves it
+        while not stop.is_set():
+            live.advance(2)
+            time.sleep(0.2)
+
+    pacer = threading.Thread(target=pace, daemon=True)
+    victim = next(p for p in live.api.objects("Pod") if _app_of(p) == "cartservice")["metadata"]["name"]
+    pacer.start()
+    try:
+        started = time.monotonic()
+        proc = live.run("delete", "pod", victim, timeout=60)  # kubectl waits on a watch for DELETED
+        assert proc.returncode == 0 and proc.stdout.strip() == f'pod "{victim}" deleted from {NS} namespace'
+        assert time.monotonic() - started < 30
+        assert victim not in {p["metadata"]["name"] for p in live.api.objects("Pod")}
+        live.ok("scale", "deploy/frontend", "--replicas=3")
+        out = live.ok("rollout", "status", "deploy/frontend", "--timeout=60s")
+        assert out.splitlines()[-1] == 'deployment "frontend" successfully rolled out'
+    finally:
+        stop.set()
+        pacer.join(timeout=30)
+
+
+def test_logs_since_time_limit_bytes_and_initial_events(raw: Callable[..., Any], live: Cluster) -> None:
+    pod = next(p for p in live.api.objects("Pod") if _app_of(p) == "frontend")["metadata"]["name"]
+    path = f"/api/v1/namespaces/{NS}/pods/{pod}/log"
+    at = live.api.now() - timedelta(seconds=10)
+    status, text = raw("GET", path, params={"sinceTime": at.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    with live.lock:
+        expected = live.sim.logs(pod, since=live.sim.now - 10)
+    assert status == 200 and text == "".join(line + "\n" for line in expected)
+    status, text = raw("GET", path, params={"limitBytes": "100"})
+    assert status == 200 and len(text.encode()) == 100
+    status, body = raw("GET", path, params={"sinceSeconds": "0"})
+    assert status == 422 and body["reason"] == "Invalid"
+    # --timestamps: the kubelet's RFC 3339 nano prefix; frontend's own JSON timestamp is within a second of it.
+    out = live.ok("logs", pod, "--timestamps", "--tail=20")
+    for line in out.splitlines():
+        prefix, _, rest = line.partition(" ")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z", prefix), prefix
+        own = datetime.fromisoformat(json.loads(rest)["timestamp"].replace("Z", "+00:00"))
+        assert abs((datetime.fromisoformat(prefix.replace("Z", "+00:00")) - own).total_seconds()) < 1.0
+    with live.lock:
+        assert [line.partition(" ")[2] for line in out.splitlines()] == live.sim.logs(pod, tail=20)
+    # sendInitialEvents: every object ADDED, then a BOOKMARK marking the end of the initial events.
+    status, text = raw("GET", f"/api/v1/namespaces/{NS}/services", params={
+        "watch": "1", "sendInitialEvents": "true", "allowWatchBookmarks": "true",
+        "resourceVersionMatch": "NotOlderThan", "timeoutSeconds": "1"})
+    events = [json.loads(line) for line in text.splitlines()]
+    n = len(live.api.objects("Service"))
+    assert [e["type"] for e in events[:n]] == ["ADDED"] * n
+    assert events[n]["type"] == "BOOKMARK"
+    assert events[n]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}

@@ -354,11 +354,11 @@ def _get(kubeconfig: Path, path: str) -> tuple[int, dict[str, str]]:
 
 @pytest.mark.skipif(not KUBECTL.exists(), reason="the pinned kubectl is not installed in the venv")
 def test_marathon_cluster_process(tmp_path: Path) -> None:
-    """`marathon cluster` as a user runs it: kubeconfig, clock, kubectl reads and a catalog image rollout, the
-    probe proxy, /metrics, and a clean stop on SIGINT."""
+    """`marathon cluster` as a user runs it: kubeconfig, the held clock started, kubectl reads and a catalog
+    image rollout, the probe proxy, /metrics, and a clean stop on SIGINT."""
     kubeconfig = tmp_path / "kc" / "kubeconfig"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "cluster", "--app", APP, "--speed", "20",
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "cluster", "--app", APP, "--speed", "20", "--hold",
                              "--port", "0", "--metrics-port", "0", "--kubeconfig", str(kubeconfig), "--seed", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
@@ -374,8 +374,14 @@ def test_marathon_cluster_process(tmp_path: Path) -> None:
             assert out.returncode == 0, out.stderr
             return dict(json.loads(out.stdout))
 
-        first = clock()
-        assert first["speed"] == 20 and first["held"] is False
+        held = clock()
+        assert held["speed"] == 20 and held["held"] is True and held["now"] == 0
+        time.sleep(1.0)
+        assert clock()["now"] == 0
+        started = _kubectl(kubeconfig, "create", "--raw", "/marathon/v1/clock/start", "-f", os.devnull)
+        assert started.returncode == 0, started.stderr
+        first = json.loads(started.stdout)
+        assert first["held"] is False and first["now"] < 5
         _wait(lambda: clock()["now"] >= first["now"] + 20, 20, "the clock to advance")
 
         pods = _kubectl(kubeconfig, "get", "pods", "-o", "wide")
@@ -388,13 +394,13 @@ def test_marathon_cluster_process(tmp_path: Path) -> None:
         out = _kubectl(kubeconfig, "set", "image", f"deployment/{spec.target}", f"{container}={image}")
         assert out.returncode == 0, out.stderr
 
-        def rolled_out() -> bool:
+        def rolled_out(to: str) -> bool:
             got = _kubectl(kubeconfig, "get", "pods", "-l", f"app={spec.target}", "-o",
                            "jsonpath={range .items[*]}{.spec.containers[0].image} {.status.phase}{'\\n'}{end}")
             lines = [line.split() for line in got.stdout.splitlines() if line.strip()]
-            return bool(lines) and all(line[0] == image and line[1] == "Running" for line in lines)
+            return bool(lines) and all(line[0] == to and line[1] == "Running" for line in lines)
 
-        _wait(rolled_out, 40, "the catalog image to roll out")
+        _wait(lambda: rolled_out(image), 40, "the catalog image to roll out")
         assert spec.probe.route is not None and spec.probe.attributes
         route = next(r for r in load_app(APP).routes if r.name == spec.probe.route)
         query = "&".join(f"{k}={v}" for k, v in spec.probe.attributes.items())
@@ -409,6 +415,12 @@ def test_marathon_cluster_process(tmp_path: Path) -> None:
         assert _get(kubeconfig, f"/api/v1/namespaces/{NAMESPACE}/services/frontend/proxy/no/such/path")[0] == 404
         history = _kubectl(kubeconfig, "rollout", "history", f"deployment/{spec.target}")
         assert history.returncode == 0 and "2" in history.stdout, history.stderr
+        undo = _kubectl(kubeconfig, "rollout", "undo", f"deployment/{spec.target}")
+        assert undo.returncode == 0, undo.stderr
+        _wait(lambda: rolled_out(load_app(APP).service(spec.target).image), 40, "the rollback")
+        status, headers = _get(kubeconfig, f"/api/v1/namespaces/{NAMESPACE}/services/{spec.target}/proxy"
+                                           f"{route.path}?{query}")
+        assert float(headers["X-Marathon-Success"]) > 0.99
 
         with urllib.request.urlopen(f"http://{metrics.split('//', 1)[-1].split('/')[0]}/metrics", timeout=10) as r:
             assert b"kube_deployment_spec_replicas" in r.read()
@@ -446,4 +458,57 @@ def test_proxy_model_equals_the_embedded_probe(cluster: tuple[Simulator, SimWorl
     call = world.model_request("cartservice", op.name.split(" ", 1)[-1], {})
     assert call is not None and call.what == f"cartservice {op.name}" and call.status == 200
     assert world.model_request("cartservice", "/no/such/path", {}) is None
+    # path parameters are any one segment; the method picks between routes of one path
+    product = world.model_request("frontend", "/product/OLJCESPC7Z", {})
+    assert product is not None and product.what == "route browse-product"
+    assert world.model_request("frontend", "/product/a/b", {}) is None
+    posted = world.model_request("frontend", "/cart", {}, method="POST")
+    got = world.model_request("frontend", "/cart", {})
+    assert posted is not None and got is not None
+    assert (posted.what, got.what) == ("route add-to-cart", "route view-cart")
     assert world.model_request("nope", "/", {}) is None
+
+
+@pytest.mark.parametrize("app", ["online-boutique", "astronomy-shop", "train-ticket"])
+def test_every_catalog_image_carries_its_defect(app: str) -> None:
+    """Each code change of each shipped catalog, as an image: the pods' source has the defect's
+    marker, the template has the image, and the release image again takes the marker away."""
+    sim = Simulator(app, seed=1)
+    world = SimWorld(sim, load_catalog(app))
+    assert world.change_images
+    for image, spec in world.change_images.items():
+        assert spec.change is not None and spec.id not in image
+        release = sim.app.service(spec.target).image
+        world.roll_out(spec.target, image=image, summary="s", author="admin")
+        assert sim.workload(spec.target).image == image
+        assert spec.change.defect_marker() in sim.source_files(spec.target)[spec.change.file], spec.id
+        world.roll_out(spec.target, image=release, summary="s", author="admin")
+        assert spec.change.defect_marker() not in sim.source_files(spec.target).get(spec.change.file, ""), spec.id
+
+
+def test_pod_chaos_kills_a_store_as_the_catalog_store_restart() -> None:
+    catalog = load_catalog("train-ticket")
+    spec = next(s for s in catalog.faults if s.id == "tt-route-mongo-data-loss")
+    assert spec.runtime is not None and spec.runtime.store is not None
+    sim = Simulator("train-ticket", seed=4)
+    world = SimWorld(sim, catalog)
+    admin = AdminMutator(sim, world)
+    ns = sim.app.namespace
+    sim.advance(20)
+    before = {p.name for p in sim.pods(spec.runtime.store) if not p.terminating}
+    obj = {"metadata": {"name": "kill"}, "spec": {"action": "pod-kill", "mode": "all", "selector": {
+        "namespaces": [ns], "labelSelectors": {"app": spec.runtime.store}}}}
+    admin.create_custom("chaos-mesh.org", "v1alpha1", "podchaos", ns, obj, _req())
+    assert before and all(p.terminating for p in sim.pods(spec.runtime.store) if p.name in before)
+    (eff,) = sim.effects.values()
+    embedded = Simulator("train-ticket", seed=4)
+    embedded.advance(20)
+    embedded.apply_fault(spec)
+    (expected,) = embedded.effects.values()
+    assert _strip(eff) == _strip(expected)
+    admin.delete_custom("chaos-mesh.org", "v1alpha1", "podchaos", ns, "kill", _req())
+    assert not sim.effects
+    with pytest.raises(ApiError) as err:
+        admin.create_custom("chaos-mesh.org", "v1alpha1", "podchaos", ns,
+                            {"metadata": {"name": "f"}, "spec": {**obj["spec"], "action": "pod-failure"}}, _req())
+    assert err.value.code == 422 and "pod-kill" in err.value.message

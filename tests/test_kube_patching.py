@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -307,6 +311,11 @@ DOC = {"kind": "Thing", "apiVersion": "v1", "metadata": {"name": "t"},
     ([{"op": "copy", "from": "/spec/obj", "path": "/spec/obj2"}], lambda d: d["spec"]["obj2"] == {"x": 1}),
     ([{"op": "test", "path": "/spec/foo", "value": ["bar", "baz"]}], lambda d: d == DOC),
     ([{"op": "remove", "path": "/spec/foo/-1"}], lambda d: d["spec"]["foo"] == ["bar"]),  # json-patch v4
+    ([{"op": "add", "path": "/spec/x"}], lambda d: d["spec"]["x"] is None),  # v4: a missing value is null
+    # v4: a missing key of an existing object reads as null
+    ([{"op": "replace", "path": "/spec/new", "value": 1}], lambda d: d["spec"]["new"] == 1),
+    ([{"op": "test", "path": "/spec/new", "value": None}], lambda d: d == DOC),
+    ([{"op": "copy", "from": "/spec/new", "path": "/spec/x"}], lambda d: d["spec"]["x"] is None),
 ])
 def test_json_patch_operations(ops: list[dict[str, Any]], check: Any) -> None:
     before = copy.deepcopy(DOC)
@@ -317,14 +326,15 @@ def test_json_patch_operations(ops: list[dict[str, Any]], check: Any) -> None:
 @pytest.mark.parametrize("ops", [
     [{"op": "test", "path": "/spec/a~1b", "value": True}],  # true is not 1
     [{"op": "test", "path": "/spec/missing", "value": 1}],
-    [{"op": "replace", "path": "/spec/missing", "value": 1}],
+    [{"op": "replace", "path": "/spec/missing/deeper", "value": 1}],
+    [{"op": "remove", "path": "/spec/missing"}],
+    [{"op": "add", "path": "", "value": {}}],
     [{"op": "remove", "path": "/spec/foo/2"}],
     [{"op": "add", "path": "/spec/foo/3", "value": 1}],
     [{"op": "add", "path": "/spec/foo/99999999999999999999999", "value": 1}],
     [{"op": "add", "path": "/nope/x", "value": 1}],
     [{"op": "move", "from": "/spec", "path": "/spec/inner"}],
     [{"op": "frobnicate", "path": "/spec"}],
-    [{"op": "add", "path": "/spec/x"}],
 ])
 def test_json_patch_failures_are_422(ops: list[dict[str, Any]]) -> None:
     with pytest.raises(ApiError) as err:
@@ -347,6 +357,17 @@ def test_merge_patch_rfc7386() -> None:
     doc = {"kind": "Thing", "metadata": {"name": "t"}, "a": "b", "c": {"d": "e", "f": "g"}}
     out = apply_patch(doc, MERGE_PATCH, '{"a":"z","c":{"f":null},"n":[1]}')
     assert out == {"kind": "Thing", "metadata": {"name": "t"}, "a": "z", "c": {"d": "e"}, "n": [1]}
+
+
+def test_null_patches_change_nothing() -> None:
+    # Go decodes "null" into an empty strategic patch and an empty JSON patch; a merge patch
+    # of null is jsonpatch.ErrBadJSONPatch (kubectl patch --local agrees on all three)
+    _, deploy, _ = applied("set_image")
+    assert apply_patch(deploy, STRATEGIC_MERGE_PATCH, "null") == deploy
+    assert apply_patch(deploy, JSON_PATCH, "null") == deploy
+    with pytest.raises(ApiError) as err:
+        apply_patch(deploy, MERGE_PATCH, "null")
+    assert err.value.code == 400
 
 
 def test_strategic_directives() -> None:
@@ -373,7 +394,7 @@ def test_strategic_directives() -> None:
     assert "livenessProbe" not in container(out)
     # ports merge by containerPort
     out = smp('"containers":[{"name":"server","ports":[{"containerPort":9000}]}]')
-    assert [p["containerPort"] for p in container(out)["ports"]] == [8080, 9000]
+    assert [p["containerPort"] for p in container(out)["ports"]] == [9000, 8080]  # new items lead, as in Go
     # tolerations are atomic
     with_tol = smp('"tolerations":[{"key":"a","operator":"Exists"}]')
     out = apply_patch(with_tol, STRATEGIC_MERGE_PATCH, spec % '"tolerations":[{"key":"b","operator":"Exists"}]')
@@ -396,18 +417,27 @@ def test_strategic_directives() -> None:
     # $deleteFromPrimitiveList on a primitive merge list (ObjectMeta.Finalizers)
     fin = apply_patch(deploy, STRATEGIC_MERGE_PATCH, '{"metadata":{"finalizers":["a","b"]}}')
     fin = apply_patch(fin, STRATEGIC_MERGE_PATCH, '{"metadata":{"finalizers":["c","a"]}}')
-    assert fin["metadata"]["finalizers"] == ["b", "c", "a"]
+    assert fin["metadata"]["finalizers"] == ["c", "a", "b"]  # the patch's items lead, as in the Go code
     fin = apply_patch(fin, STRATEGIC_MERGE_PATCH, '{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]}}')
-    assert fin["metadata"]["finalizers"] == ["b", "c"]
+    assert fin["metadata"]["finalizers"] == ["c", "b"]
     # an element without its merge key; $patch: merge, which the Go code does not take either
     for bad in ('"containers":[{"image":"x"}]', '"containers":[{"name":"server","$patch":"merge"}]',
-                '"nodeSelector":{"$patch":"merge"}', '"containers":[{"name":"server","$patch":"nope"}]'):
+                '"containers":[{"name":"server","resources":{"$patch":"merge"}}]',
+                '"containers":[{"name":"server","$patch":"nope"}]'):
         with pytest.raises(ApiError) as err:
             smp(bad)
         assert err.value.code == 400, bad
     with pytest.raises(ApiError) as err:
         smp('"containers":[[1]]')
     assert err.value.code == 422  # mergepatch.ErrNoListOfLists
+    # $setElementOrder names objects by their merge key
+    with pytest.raises(ApiError) as err:
+        smp('"$setElementOrder/containers":[["server"]],"containers":[{"name":"server","image":"i"}]')
+    assert err.value.code == 400
+    # $deleteFromPrimitiveList of a list the object does not have, or of a non-list, is skipped
+    assert smp('"$deleteFromPrimitiveList/args":["a"]') == deploy
+    fin = apply_patch(deploy, STRATEGIC_MERGE_PATCH, '{"metadata":{"finalizers":["a"]}}')
+    assert apply_patch(fin, STRATEGIC_MERGE_PATCH, '{"metadata":{"$deleteFromPrimitiveList/finalizers":"a"}}') == fin
 
 
 def test_errors_and_refusals() -> None:
@@ -492,6 +522,152 @@ def test_deployment_change_validation() -> None:
     scheme = change(c % '"readinessProbe":{"httpGet":{"scheme":"HTTPS"}}')
     assert scheme.readiness_probe == KEEP and scheme.other == ("spec.template.spec.containers[0].readinessProbe",)
     assert change('{"status":{"replicas":7}}').empty
+
+
+# ----------------------------------------------------------------- conformance: kubectl patch --local
+
+_KUBECTL = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
+_KUBECTL_TYPES = {JSON_PATCH: "json", MERGE_PATCH: "merge", STRATEGIC_MERGE_PATCH: "strategic"}
+
+
+def _omitempty(value: Any) -> Any:
+    # The server decodes the patched map into the Go type: empty fields are omitted (omitempty)
+    # and unknown ones, such as directives the Go code copied verbatim, dropped. kubectl patch
+    # --local stays unstructured, so both sides are compared that way.
+    if isinstance(value, dict):
+        out = {k: _omitempty(v) for k, v in value.items() if not k.startswith("$")}
+        return {k: v for k, v in out.items() if v not in ("", [], {}, None, False, 0)}
+    if isinstance(value, list):
+        return [_omitempty(v) for v in value]
+    return value
+
+
+def _kubectl_patch(tmp_path: Path, obj: dict[str, Any], ctype: str, body: str) -> dict[str, Any] | None:
+    """``kubectl patch --local``: the Go strategicpatch and json-patch code, without a server."""
+    assert _KUBECTL is not None
+    path = tmp_path / "obj.json"
+    path.write_text(json.dumps(obj))
+    proc = subprocess.run([_KUBECTL, "patch", "--local", "-f", str(path), "--type", _KUBECTL_TYPES[ctype], "-p", body,
+                           "-o", "json"], capture_output=True, text=True, timeout=60)
+    out: dict[str, Any] | None = json.loads(proc.stdout) if proc.returncode == 0 else None
+    return out
+
+
+def _ours(obj: dict[str, Any], ctype: str, body: str) -> dict[str, Any] | None:
+    try:
+        return apply_patch(obj, ctype, body)
+    except ApiError:
+        return None
+
+
+_DIRECTIVES = [
+    '{"spec":{"template":{"spec":{"containers":[{"name":"only","image":"i"},{"$patch":"replace"}]}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"name":"server","$patch":"delete"}]}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"name":"server","resources":{"$patch":"replace","limits":{"cpu":"1"}}}'
+    ']}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"name":"server","resources":{"$patch":"delete"}}]}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"name":"server","livenessProbe":null,"env":[{"name":"PORT",'
+    '"$patch":"delete"},{"name":"NEW","value":"1"}]}]}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"name":"server","ports":[{"containerPort":9000},'
+    '{"containerPort":8080,"name":"http"}]}]}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"envoy"}],'
+    '"$setElementOrder/containers":[{"name":"sidecar"},{"name":"server"}]}}}}',
+    '{"spec":{"template":{"spec":{"tolerations":[{"key":"a","operator":"Exists"}],"nodeSelector":{"z":"a"}}}}}',
+    '{"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"}}}',
+    '{"metadata":{"finalizers":["b","a"],"labels":{"app":null,"x":"y"}}}',
+    '{"spec":{"template":{"spec":{"$patch":"merge"}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"image":"no-name"}]}}}}',
+    '{"spec":{"template":{"spec":{"containers":[{"name":"server","$setElementOrder/env":[{"name":"ENABLE_PROFILER"},'
+    '{"name":"PORT"},{"name":"PRODUCT_CATALOG_SERVICE_ADDR"},{"name":"CURRENCY_SERVICE_ADDR"},{"name":"CART_SERVICE_ADDR"},'
+    '{"name":"RECOMMENDATION_SERVICE_ADDR"},{"name":"SHIPPING_SERVICE_ADDR"},{"name":"CHECKOUT_SERVICE_ADDR"},'
+    '{"name":"AD_SERVICE_ADDR"},{"name":"SHOPPING_ASSISTANT_SERVICE_ADDR"}]}]}}}}',
+]
+_JSON_PATCHES = [
+    '[{"op":"test","path":"/spec/replicas","value":2},{"op":"replace","path":"/spec/replicas","value":5}]',
+    '[{"op":"test","path":"/spec/replicas","value":3}]',
+    '[{"op":"add","path":"/spec/template/spec/containers/0/env/-","value":{"name":"A","value":"1"}}]',
+    '[{"op":"add","path":"/spec/template/spec/containers/0/env/0","value":{"name":"A","value":"1"}}]',
+    '[{"op":"remove","path":"/spec/template/spec/containers/0/env/-1"}]',
+    '[{"op":"remove","path":"/spec/template/spec/containers/0/env/99"}]',
+    '[{"op":"move","from":"/spec/template/spec/containers/0/env/0","path":"/spec/template/spec/containers/0/env/-"}]',
+    '[{"op":"copy","from":"/metadata/labels","path":"/metadata/annotations"}]',
+    '[{"op":"add","path":"/metadata/annotations/a~1b","value":"x"},{"op":"test","path":"/metadata/annotations/a~1b",'
+    '"value":"x"}]',
+    '[{"op":"replace","path":"/spec/nope","value":1}]',
+    '[{"op":"replace","path":"/spec/nope/deeper","value":1}]',
+    '[{"op":"test","path":"/spec/nope","value":null},{"op":"copy","from":"/spec/nope","path":"/spec/x"}]',
+    '[{"op":"move","from":"/spec/nope","path":"/spec/x"}]',
+    '[{"op":"remove","path":"/spec/nope"}]',
+    '[{"op":"add","path":"/spec/template/spec/containers/01","value":{"name":"a"}}]',
+    '[{"op":"replace","path":"/spec/template/spec/containers/-","value":{}}]',
+    '[{"op":"add","path":"","value":{}}]',
+]
+
+
+_MERGE_PATCHES = [
+    '{"metadata":{"labels":null,"annotations":{"a":"b"}}}',
+    '{"spec":{"template":{"spec":{"containers":null,"nodeSelector":{"z":"a"}}}}}',
+    '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":null}},"replicas":0}}',
+    '{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"now"}}}}}',
+]
+_NODE_AND_SERVICE = [
+    ("cordon", STRATEGIC_MERGE_PATCH,
+     '{"spec":{"taints":[{"key":"a","effect":"NoSchedule"}],"podCIDRs":["10.0.0.0/24"]}}'),
+    ("cordon", STRATEGIC_MERGE_PATCH, '{"status":{"conditions":[{"type":"Ready","status":"False"}]}}'),
+    ("uncordon", STRATEGIC_MERGE_PATCH, '{"spec":{"$retainKeys":["taints"],"taints":[]}}'),
+    ("patch_service_selector", STRATEGIC_MERGE_PATCH,
+     '{"spec":{"ports":[{"port":81,"targetPort":9090},{"port":80,"$patch":"delete"}]}}'),
+    ("patch_service_selector", STRATEGIC_MERGE_PATCH, '{"spec":{"ports":[{"port":80,"targetPort":"http"}]}}'),
+]
+
+
+@pytest.mark.skipif(_KUBECTL is None, reason="kubectl not installed")
+def test_conformance_with_kubectl_patch_local(tmp_path: Path) -> None:
+    """Every captured body, the directive cases and the JSON patches above, and 40 mutations of
+    the captured bodies give what the Go code gives (or both refuse). Type errors the server's
+    typed decoding catches and ``kubectl patch --local`` (which stays unstructured) does not are
+    left out of the mutations: a mutation only swaps values for values of the same JSON type."""
+    cases: list[tuple[dict[str, Any], str, str]] = []
+    for name in _CAPTURED:
+        req = fixture(name)["requests"][0]
+        if req["content_type"] in _KUBECTL_TYPES:
+            cases.append((fixture(name)["before"], req["content_type"], req["body"]))
+    deploy = fixture("set_image")["before"]
+    cases += [(deploy, STRATEGIC_MERGE_PATCH, body) for body in _DIRECTIVES]
+    cases += [(deploy, JSON_PATCH, body) for body in _JSON_PATCHES]
+    cases += [(deploy, MERGE_PATCH, body) for body in _MERGE_PATCHES]
+    cases += [(fixture(name)["before"], ctype, body) for name, ctype, body in _NODE_AND_SERVICE]
+    rnd = random.Random(15)
+    for _ in range(40):
+        name = rnd.choice([n for n in _CAPTURED if fixture(n)["requests"][0]["content_type"] in _KUBECTL_TYPES])
+        req = fixture(name)["requests"][0]
+        cases.append((fixture(name)["before"], req["content_type"],
+                      json.dumps(_same_type_mutation(rnd, json.loads(req["body"])))))
+    for obj, ctype, body in cases:
+        theirs, ours = _kubectl_patch(tmp_path, obj, ctype, body), _ours(obj, ctype, body)
+        assert (theirs is None) == (ours is None), (ctype, body[:300], theirs is None)
+        if theirs is not None:
+            assert _omitempty(theirs) == _omitempty(ours), (ctype, body[:300])
+
+
+def _same_type_mutation(rnd: random.Random, value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {k: _same_type_mutation(rnd, v) for k, v in value.items() if k.startswith("$") or rnd.random() > 0.1}
+        if rnd.random() < 0.1:
+            out["$patch"] = rnd.choice(["replace", "delete"])
+        return out
+    if isinstance(value, list):
+        out_list = [_same_type_mutation(rnd, v) for v in value if rnd.random() > 0.15]
+        if value and rnd.random() < 0.2:
+            out_list.insert(rnd.randrange(len(out_list) + 1), copy.deepcopy(rnd.choice(value)))
+        return out_list
+    if isinstance(value, str) and rnd.random() < 0.3:
+        return rnd.choice(["", "x", value + "2"])
+    if isinstance(value, bool) and rnd.random() < 0.3:
+        return not value
+    if isinstance(value, int) and rnd.random() < 0.3:
+        return value + rnd.choice([-1, 1])
+    return value
 
 
 # ----------------------------------------------------------------- fuzz: nothing but ApiError, ever

@@ -254,7 +254,8 @@ class AdminMutator:
         try:
             return self.world.create_chaos(plural, namespace, obj)
         except SubstrateError as exc:
-            kind = {"stresschaos": "StressChaos", "networkchaos": "NetworkChaos"}.get(plural, plural)
+            kind = {"stresschaos": "StressChaos", "networkchaos": "NetworkChaos", "podchaos": "PodChaos"}.get(plural,
+                                                                                                            plural)
             name = str((obj.get("metadata") or {}).get("name") or "")
             raise ApiError(422, "Invalid", f'{kind}.{group} "{name}" is invalid: {exc}',
                            {"name": name, "group": group, "kind": kind}) from None

@@ -14,7 +14,7 @@
   events.k8s.io/v1), configmaps, secrets, deployments, replicasets and statefulsets;
 * server-side ``Table`` output (:mod:`engine.kube.tables`), also in watches;
 * ``pods/log`` (``container``, ``tailLines``, ``previous``, ``sinceSeconds``, ``sinceTime``,
-  ``limitBytes``, ``follow``) with the kubelet's error texts;
+  ``limitBytes``, ``timestamps``, ``follow``) with the kubelet's error texts;
 * ``metrics.k8s.io/v1beta1`` PodMetrics and NodeMetrics from :meth:`Substrate.scrape`
   (``kubectl top``);
 * writes parsed into typed changes (:mod:`engine.kube.protocol`) and decided by a
@@ -45,10 +45,11 @@ Departures from a real kube-apiserver, by design:
 * secrets are served with their data keys and empty values (the values are never served);
 * field selectors accept any field path (a real server accepts only the fields each resource
   indexes) and ``Events`` carry no ``eventTime`` unless the substrate sets one;
-* ``pods/log`` with ``timestamps=true`` is refused (``400``): the substrate's log interface
-  has no per-line timestamps; ``follow`` polls the substrate, re-reading :data:`FOLLOW_LAG_S` behind its last read
-  (traffic lines appear when their log window closes) and sending each line once, so lines
-  may arrive out of order by up to that lag; it ends when the container restarts or the pod goes;
+* ``pods/log`` timestamps (``timestamps=true``) are the substrate's own (run time on its
+  epoch), not moved by ``anchor_wall_clock``; ``follow`` polls the substrate, re-reading
+  :data:`FOLLOW_LAG_S` behind its last read (traffic lines appear when their log window
+  closes) and sending each line once, so lines may arrive out of order by up to that lag; it
+  ends when the container restarts or the pod goes;
 * NodeMetrics are the sums of the node's pods' container usage (a real metrics-server reads
   the node's root cgroup, system daemons included); a container's CPU is the rate of
   ``container_cpu_usage_seconds_total`` over the last ~30 s of run time the server sampled
@@ -62,7 +63,6 @@ import base64
 import binascii
 import bisect
 import copy
-import importlib
 import json
 import math
 import re
@@ -76,8 +76,8 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.kube import protobuf, tables
-from engine.kube.protocol import ApiError, Mutator, NodeChange, Requester
+from engine.kube import patching, protobuf, tables
+from engine.kube.protocol import ApiError, DeploymentChange, Mutator, NodeChange, Requester
 from engine.kube.resources import (
     AUTHORIZATION_GROUP,
     CHAOS_GROUP,
@@ -814,8 +814,12 @@ class KubeAPIServer:
                 wait = min(deadline, next_bookmark if bookmarks else deadline) - loop.time()
                 await self._changed(max(0.05, min(wait, POLL_S)))
                 await self._refresh()
-        except (ConnectionResetError, ConnectionError):
+        except ConnectionError:
             return resp
+        except Exception as exc:  # the stream is open: end it with an ERROR event, as the real server does
+            err = ApiError(500, "InternalError", f"Internal error occurred: {type(exc).__name__}: {exc}")
+            with suppress(ConnectionError):
+                await resp.write((json.dumps({"type": "ERROR", "object": err.status()}) + "\n").encode())
         with suppress(ConnectionError):
             await resp.write_eof()
         return resp
@@ -840,9 +844,7 @@ class KubeAPIServer:
         if container != containers[0]:
             raise _bad_request(f'container "{container}" in pod "{name}" is not the application container: '
                                "the simulated cluster keeps logs of the application container only")
-        if _bool_param(query, "timestamps"):
-            raise _bad_request("timestamps=true is not supported: the substrate's log lines carry no "
-                               "separate timestamps (the simulated cluster's departure from the kubelet)")
+        timestamps = _bool_param(query, "timestamps")
         previous = _bool_param(query, "previous")
         tail = _int_param(query, "tailLines")
         limit_bytes = _int_param(query, "limitBytes")
@@ -865,8 +867,9 @@ class KubeAPIServer:
 
         def read(since_t: float | None, tail_n: int | None) -> tuple[list[str], float]:
             with self.lock:
-                return list(self.substrate.logs(name, tail=tail_n, previous=previous, since=since_t)), \
-                    self.substrate.now
+                lines = (self.substrate.logs(name, tail=tail_n, previous=previous, since=since_t, timestamps=True)
+                         if timestamps else self.substrate.logs(name, tail=tail_n, previous=previous, since=since_t))
+                return list(lines), self.substrate.now
 
         loop = asyncio.get_running_loop()
         try:
@@ -931,8 +934,11 @@ class KubeAPIServer:
                 if fresh and not await emit("".join(line + "\n" for line in fresh)):
                     break
             await resp.write_eof()
-        except (ConnectionResetError, ConnectionError):
+        except ConnectionError:
             pass
+        except Exception:  # the stream is open: a read that fails ends it (the kubelet's stream ends too)
+            with suppress(ConnectionError):
+                await resp.write_eof()
         return resp
 
     # ----------------------------------------------------------------- metrics.k8s.io
@@ -1044,11 +1050,12 @@ class KubeAPIServer:
     # ----------------------------------------------------------------- service proxy
 
     async def _service_proxy(self, request: web.Request, namespace: str, target: str, path: str) -> web.Response:
-        if self.proxy is None:
-            raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{target}"')
         service, _, port = target.partition(":")
+        await self._refresh()
         if self._find("Service", namespace, service) is None:
             raise not_found(next(r for r in self.resources if r.plural == "services"), service)
+        if self.proxy is None:
+            raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{target}"')
         body = await self._body(request)
         proxy = self.proxy
 
@@ -1137,35 +1144,20 @@ class KubeAPIServer:
                                                   "uid": (before.get("metadata") or {}).get("uid", "")}})
         after_obj = _updated(before, method, request.headers.get("Content-Type", ""), body, res, name)
         if res.plural == "deployments":
-            patching = _patching()
-
             replicasets = [rs for rs in self._items("ReplicaSet") if _key(rs)[0] == ns]
             change = patching.deployment_change(before, after_obj, replicasets)
             if not change.empty:
                 await self._locked(lambda: mutator.change_deployment(change, req))
         elif res.plural == "statefulsets":
-            checked = getattr(_patching(), "statefulset_change", None)
-            if checked is not None:
-                new_replicas: int | None = checked(before, after_obj)
-            else:
-                others = _differences(before, after_obj, ignore=("spec.replicas",))
-                if others:
-                    raise _invalid(res, name, others)
-                replicas = (after_obj.get("spec") or {}).get("replicas")
-                new_replicas = None if replicas == (before.get("spec") or {}).get("replicas") else \
-                    _replicas(res, name, replicas)
+            new_replicas = patching.statefulset_change(before, after_obj)
             if new_replicas is not None:
                 n = new_replicas
                 await self._locked(lambda: mutator.scale_statefulset(name, n, req))
         elif res.plural == "services":
-            patching = _patching()
-
             selector, target_port = patching.service_change(before, after_obj)
             if selector is not None or target_port is not None:
                 await self._locked(lambda: mutator.patch_service(name, selector, target_port, req))
         elif res.plural == "nodes":
-            patching = _patching()
-
             node_change: NodeChange = patching.node_change(before, after_obj)
             if node_change.unschedulable is not None or node_change.taints is not None:
                 await self._locked(lambda: mutator.change_node(node_change, req))
@@ -1190,16 +1182,10 @@ class KubeAPIServer:
         req = self._requester(request, user, body)
         scale_res = ServedResource("Scale", f"{res.plural}", res.group, res.version, True, "")
         new_scale = _updated(scale, request.method, request.headers.get("Content-Type", ""), body, scale_res, name)
-        checked = getattr(_patching(), "scale_change", None) if request.method == "PATCH" else None
-        if checked is not None:
-            changed: int | None = checked(scale, new_scale)
-            replicas = scale["spec"]["replicas"] if changed is None else changed
-        else:
-            replicas = _replicas(res, name, (new_scale.get("spec") or {}).get("replicas"))
+        changed = patching.scale_change(scale, new_scale)
+        replicas = scale["spec"]["replicas"] if changed is None else changed
         if replicas != scale["spec"]["replicas"]:
             if res.plural == "deployments":
-                from engine.kube.protocol import DeploymentChange
-
                 change = DeploymentChange(deployment=name, replicas=replicas)
                 await self._locked(lambda: mutator.change_deployment(change, req))
             else:
@@ -1373,12 +1359,6 @@ class KubeAPIServer:
 # ----------------------------------------------------------------- helpers
 
 
-def _patching() -> Any:
-    """:mod:`engine.kube.patching`, imported when a write needs it (patch parsing and the
-    typed changes; a read-only server never loads it)."""
-    return importlib.import_module("engine.kube.patching")
-
-
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
@@ -1446,43 +1426,11 @@ def _updated(before: Obj, method: str, content_type: str, body: bytes, res: Serv
                                             "and try again", {"name": name, "kind": res.plural,
                                                               **({"group": res.group} if res.group else {})})
         return doc
-    patching = _patching()
-
-    patched: Obj = patching.apply_patch(copy.deepcopy(before), content_type.split(";")[0].strip(), body)
+    try:
+        patched: Obj = patching.apply_patch(copy.deepcopy(before), content_type.split(";")[0].strip(), body)
+    except (ValueError, UnicodeDecodeError) as exc:  # a patch module's own decoding error, not an ApiError
+        raise _bad_request(f"error decoding patch: {exc}") from None
     return patched
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out or {prefix: {}}
-    return {prefix: value}
-
-
-def _differences(before: Obj, after: Obj, ignore: Sequence[str]) -> list[str]:
-    """Spec paths that differ between two objects (metadata and status are not compared)."""
-    a, b = _flatten(before.get("spec") or {}, "spec"), _flatten(after.get("spec") or {}, "spec")
-    return sorted(p for p in a.keys() | b.keys() if a.get(p) != b.get(p) and p not in ignore)
-
-
-def _invalid(res: ServedResource, name: str, paths: Sequence[str]) -> ApiError:
-    causes = [{"reason": "FieldValueForbidden", "message": "Forbidden: the simulated cluster does not model "
-                                                             "this change", "field": p} for p in paths]
-    return ApiError(422, "Invalid", f'{res.kind}.{res.group or "core"} "{name}" is invalid: {paths[0]}: Forbidden: '
-                                    "the simulated cluster changes only spec.replicas of a StatefulSet",
-                    {"name": name, "group": res.group, "kind": res.kind, "causes": causes})
-
-
-def _replicas(res: ServedResource, name: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ApiError(422, "Invalid", f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: '
-                                       f"{json.dumps(value)}: must be greater than or equal to 0",
-                       {"name": name, "group": "autoscaling", "kind": "Scale",
-                        "causes": [{"reason": "FieldValueInvalid", "message": "Invalid value", "field":
-                                    "spec.replicas"}]})
-    return value
 
 
 def _scale_of(obj: Obj) -> Obj:

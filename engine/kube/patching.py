@@ -38,13 +38,23 @@ deeper than :data:`MAX_DEPTH` levels are refused with 400 (the Go decoder allows
 strategic patch the Go code rejects with a plain error (a 500 from the real server: a list
 element without its merge key, a ``$patch`` directive it does not know) is a ``400
 BadRequest`` here; a strategic patch of a kind with no Go type (a custom object) is refused
-with 415 as the real server refuses it for custom resources; values a strategic or merge
-patch adds where the object had none are merged into an empty value (so their directives
-and nulls are processed, where the Go code copies them verbatim and the decoder drops them);
-``application/apply-patch+yaml`` (server-side apply) is refused with 415.
+with 415 as the real server refuses it for custom resources; values a strategic patch adds
+where the object had none are taken as the Go code takes them (as is) but without their
+directives and nulls, which the server's typed decoding would drop; the patched object is
+not decoded into the Go types here, so a field of the wrong type or an unknown field stays in
+it (:func:`deployment_change`, :func:`node_change` and :func:`service_change` validate what
+they read, with the apiserver's ``422 Invalid``); ``application/apply-patch+yaml``
+(server-side apply) is refused with 415.
 
-:func:`deployment_change`, :func:`node_change` and :func:`service_change` say what a patched
-object changed, as the typed writes of :mod:`engine.kube.protocol`.
+``tests/test_kube_patching.py`` checks all of this against ``kubectl patch --local``, which
+runs the same Go code (``strategicpatch`` with the Go types' tags, ``json-patch`` v4) without
+a server.
+
+:func:`deployment_change`, :func:`node_change`, :func:`service_change`,
+:func:`statefulset_change` and :func:`scale_change` say what a patched (or replaced) object
+changed, as the typed writes of :mod:`engine.kube.protocol`, and refuse what the simulated
+cluster cannot express with ``422 Invalid``. The bodies kubectl 1.37 sends for each of its
+write commands are in ``tests/data/kube_patches`` (``tests/kube_patch_capture.py``).
 """
 
 from __future__ import annotations
@@ -281,6 +291,9 @@ def apply_patch(obj: Mapping[str, Any], content_type: str, body: bytes | str) ->
     patch = decode_json(body)
     original: Obj = copy.deepcopy(dict(obj))
     result: Any
+    if patch is None and media != MERGE_PATCH:
+        # Go decodes a "null" strategic or JSON patch as an empty one: the object is unchanged
+        patch = [] if media == JSON_PATCH else {}
     if media == JSON_PATCH:
         result = _json_patch(original, patch)
     elif media == MERGE_PATCH:
@@ -325,8 +338,8 @@ def _check_identity(before: Mapping[str, Any], after: Obj) -> None:
         raise _bad_request(f"metadata: the patched object's metadata is {_go_type(meta_a)}, not an object")
     assert isinstance(meta_b, Mapping)
     if meta_a.get("name") != meta_b.get("name"):
-        raise _bad_request(f"the name of the object ({meta_a.get('name')}) does not match the name on the URL "
-                           f"({meta_b.get('name')})")
+        raise _bad_request(f"the name of the object ({meta_a.get('name') or ''}) does not match the name on the "
+                           f"URL ({meta_b.get('name') or ''})")
     if meta_a.get("namespace", meta_b.get("namespace")) != meta_b.get("namespace"):
         raise _bad_request(f"the namespace of the object ({meta_a.get('namespace')}) does not match the namespace "
                            f"on the request ({meta_b.get('namespace')})")
@@ -386,15 +399,16 @@ def _get(doc: Any, tokens: list[str], op: str, path: str) -> Any:
     parent = _parent(doc, tokens, op, path)
     key = tokens[-1]
     if isinstance(parent, dict):
-        if key not in parent:
-            raise _unprocessable(f"{op} operation does not apply: doc is missing key: {path}: missing value")
-        return parent[key]
+        # json-patch v4's partialDoc.get: a missing key of an existing object reads as null, so
+        # "replace" there adds, "copy" from there copies null and "test" of null passes (as
+        # kubectl patch --local, the same Go code, shows)
+        return parent.get(key)
     return parent[_index(key, len(parent), allow_end=False, path=path)]
 
 
 def _add(doc: Any, tokens: list[str], value: Any, path: str, op: str = "add") -> Any:
-    if not tokens:
-        return value
+    if not tokens:  # only "replace" may target the whole document
+        raise _unprocessable(f"{op} operation does not apply: doc is missing path: \"\": missing value")
     parent = _parent(doc, tokens, op, path)
     key = tokens[-1]
     if isinstance(parent, dict):
@@ -446,23 +460,21 @@ def _json_patch(doc: Obj, patch: Any) -> Any:
                                    "string")
     doc_: Any = doc
     copied = 0
-    for i, operation in enumerate(patch):
+    for operation in patch:
         op = operation.get("op")
         path = operation.get("path")
         tokens = _pointer(path)
         assert isinstance(path, str)
-        if op in ("add", "replace", "test") and "value" not in operation:
-            raise _unprocessable(f"{op} operation missing value (operation {i})")
+        # json-patch v4 reads a missing "value" as null (Operation.value() returns nil)
         if op == "add":
-            doc_ = _add(doc_, tokens, copy.deepcopy(operation["value"]), path)
+            doc_ = _add(doc_, tokens, copy.deepcopy(operation.get("value")), path)
         elif op == "remove":
             doc_, _ = _remove(doc_, tokens, path)
         elif op == "replace":
-            value = copy.deepcopy(operation["value"])
+            value = copy.deepcopy(operation.get("value"))
             if not tokens:
                 doc_ = value
             else:
-                _get(doc_, tokens, "replace", path)  # the target must exist
                 parent = _parent(doc_, tokens, "replace", path)
                 key = tokens[-1]
                 if isinstance(parent, dict):
@@ -494,12 +506,12 @@ def _json_patch(doc: Obj, patch: Any) -> Any:
                 actual = _get(doc_, tokens, "test", path)
             except ApiError:
                 raise _unprocessable(f"testing value {path} failed: test failed") from None
-            if not _json_equal(actual, operation["value"]):
+            if not _json_equal(actual, operation.get("value")):
                 raise _unprocessable(f"testing value {path} failed: test failed")
         else:
             raise _unprocessable(f"Unexpected kind: {op}")
         if op in ("add", "replace", "move", "copy"):
-            placed = operation["value"] if op in ("add", "replace") else value
+            placed = operation.get("value") if op in ("add", "replace") else value
             # the value now sits len(tokens) levels down: that plus its own depth is the document's
             if len(tokens) + _depth(placed, MAX_DEPTH) > MAX_DEPTH:
                 raise _unprocessable(f"the patched object is nested deeper than {MAX_DEPTH} levels")
@@ -615,12 +627,16 @@ def _smp_map(original: Any, patch: Obj, type_: str, depth: int) -> Obj:
     for k in [k for k in patch if k.startswith(_DELETE_PRIMITIVE)]:
         values = patch.pop(k)
         name = k[len(_DELETE_PRIMITIVE):]
-        if not isinstance(values, list):
-            raise _bad_request("invalid patch format of primitive list")
         current = result.get(name)
-        if isinstance(current, list):
+        # preprocessDeletionListForMerging: skipped when the object has no such list or the
+        # directive's value is not a list; objects in it are merged as a patch of that list is
+        if not isinstance(current, list) or not isinstance(values, list):
+            continue
+        if all(not isinstance(v, (dict, list)) for v in values):
             drop = {_hkey(v) for v in values}
             result[name] = [v for v in current if _hkey(v) not in drop]
+        else:
+            result[name] = _smp_list(current, values, _field(type_, name), depth + 1)
     orders = {k[len(_ORDER):]: patch.pop(k) for k in [k for k in patch if k.startswith(_ORDER)]}
     for name, order in orders.items():
         if not isinstance(order, list):
@@ -634,13 +650,21 @@ def _smp_map(original: Any, patch: Obj, type_: str, depth: int) -> Obj:
                 result.pop(name, None)
                 continue
             if not isinstance(value, list):
-                raise _bad_request(f"invalid patch format of setElementOrder list: {name} is not a list")
-            merged = (_smp_list(current_list, value, f, depth + 1) if f.merge
+                raise _bad_request("invalid patch format of setElementOrder list")
+            _check_order(value, order, f.key)
+            merged = (_smp_list(current_list, value, f, depth + 1) if f.merge and isinstance(current, list)
                       else [_strip(v, depth + 1) for v in value])
         else:
             merged = list(current_list)
         if not merged and name not in result:
             continue
+        maps = any(isinstance(m, dict) for m in merged)
+        for item in order:
+            # validateMergeKeyInLists / the list's element kind: the order names each element as
+            # the list holds it (an object with the merge key, or the scalar itself)
+            if isinstance(item, list) or (maps and (not isinstance(item, dict) or f.key not in item)):
+                raise _bad_request(f"map: {_go_value(item)} does not contain declared merge key: {f.key}"
+                                   if maps else "invalid patch format of setElementOrder list")
         result[name] = _order(merged, order, current_list, f.key)
     for k, value in patch.items():
         if value is None:
@@ -648,27 +672,43 @@ def _smp_map(original: Any, patch: Obj, type_: str, depth: int) -> Obj:
             continue
         f = _field(type_, k)
         current = result.get(k)
-        if isinstance(value, dict):
-            result[k] = _smp_map(current if isinstance(current, dict) else {}, value, f.type, depth + 1)
-        elif isinstance(value, list):
-            if f.merge and isinstance(current, list):
-                result[k] = _smp_list(current, value, f, depth + 1)
-            elif f.merge:
-                result[k] = _smp_list([], value, f, depth + 1)
-            else:
-                result[k] = [_strip(v, depth + 1) for v in value]
+        # mergeMap recurses only where the object has a value of the same kind; anything else
+        # is the patch's value, taken as is
+        if isinstance(value, dict) and isinstance(current, dict):
+            result[k] = _smp_map(current, value, f.type, depth + 1)
+        elif isinstance(value, list) and isinstance(current, list) and f.merge:
+            result[k] = _smp_list(current, value, f, depth + 1)
         else:
-            result[k] = value
+            result[k] = _strip(value, depth + 1)
     return result
 
 
+def _check_order(patch_list: list[Any], order: list[Any], key: str) -> None:
+    """``validatePatchWithSetOrderList``: the patch's items (but deletions and directives) are
+    named by the ``$setElementOrder`` list, in its order."""
+    def ident(item: Any) -> str:
+        return _hkey(item.get(key) if key and isinstance(item, dict) else item)
+
+    if not order or not patch_list:
+        return
+    items = [v for v in patch_list if not (isinstance(v, dict) and _DIRECTIVE in v)]
+    at = 0
+    for wanted in order:
+        if at < len(items) and ident(items[at]) == ident(wanted):
+            at += 1
+    if at < len(items):
+        raise _bad_request(f"The order in patch list:\n{_go_value(patch_list)}\n doesn't match $setElementOrder "
+                           f"list:\n{_go_value(order)}\n")
+
+
 def _strip(value: Any, depth: int) -> Any:
-    """A patch value taken as is: nulls dropped (``discardNullValuesFromPatch``), directives kept
-    out of the object."""
+    """A patch value taken as is: nulls dropped (``discardNullValuesFromPatch``) and directives
+    kept out of the object. The Go code copies them into the merged map and the server's typed
+    decoding then drops them as unknown fields; this drops them at once."""
     if depth > MAX_DEPTH:
         raise _bad_request(f"the patch is nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
-        return {k: _strip(v, depth + 1) for k, v in value.items() if v is not None and k != _DIRECTIVE}
+        return {k: _strip(v, depth + 1) for k, v in value.items() if v is not None and not k.startswith("$")}
     if isinstance(value, list):
         return [_strip(v, depth + 1) for v in value]
     return value
@@ -715,14 +755,14 @@ def _smp_list(original: list[Any], patch: list[Any], f: _Field, depth: int) -> l
         else:
             raise _bad_request(f"unknown patch type: {_go_value(directive)} in map: {_go_value(item)}")
     if replace:
-        return [_smp_map({}, item, f.type, depth + 1) for item in plain]
+        return [_strip(item, depth + 1) for item in plain]
     result = [item for item in original if not (isinstance(item, dict) and _hkey(item.get(f.key)) in deleted)]
     where = {_hkey(item.get(f.key)): i for i, item in reversed(list(enumerate(result)))}
     for item in plain:
         at = where.get(_hkey(item[f.key]))
         if at is None:
             where[_hkey(item[f.key])] = len(result)
-            result.append(_smp_map({}, item, f.type, depth + 1))
+            result.append(_strip(item, depth + 1))  # appended as is (mergeSliceWithoutSpecialElements)
         else:
             result[at] = _smp_map(result[at], item, f.type, depth + 1)
     return _order(result, plain, original, f.key)
@@ -753,13 +793,15 @@ def _order(merged: list[Any], order: list[Any], server_order: list[Any], key: st
             out.append(in_patch[j])
             j += 1
         else:
+            # the server's item first only when both are on the server and it comes first there;
+            # otherwise the patch's (so new items lead, as kubectl patch --local shows)
             li, ri = server_rank.get(ident(server_only[i])), server_rank.get(ident(in_patch[j]))
-            if li is not None and ri is not None and ri < li:
-                out.append(in_patch[j])
-                j += 1
-            else:
+            if li is not None and ri is not None and li < ri:
                 out.append(server_only[i])
                 i += 1
+            else:
+                out.append(in_patch[j])
+                j += 1
     return out
 
 

@@ -107,8 +107,8 @@ class DeploymentChange:
     image: str | None = None
     env: Mapping[str, str | None] = field(default_factory=dict)
     resources: Resources | None = None
-    readiness_probe: Probe | None | Literal["keep"] = KEEP
-    liveness_probe: Probe | None | Literal["keep"] = KEEP
+    readiness_probe: Probe | Literal["keep"] | None = KEEP
+    liveness_probe: Probe | Literal["keep"] | None = KEEP
     replicas: int | None = None
     restart: bool = False
     rollback_to: int | None = None

@@ -103,6 +103,8 @@ CHAOS_RESOURCES: tuple[ServedResource, ...] = (
                    writes=("create", "delete")),
     ServedResource("NetworkChaos", "networkchaos", CHAOS_GROUP, "v1alpha1", True, "", (), ("chaos-mesh",),
                    writes=("create", "delete")),
+    ServedResource("PodChaos", "podchaos", CHAOS_GROUP, "v1alpha1", True, "", (), ("chaos-mesh",),
+                   writes=("create", "delete")),
 )
 
 

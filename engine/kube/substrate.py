@@ -476,7 +476,13 @@ class KubeSubstrate(Substrate):
         return [e for e in evs if (self._run_time(last(e)) or -math.inf) > since]
 
     def logs(self, pod: str, *, tail: int | None = None, previous: bool = False,
-             since: float | None = None) -> list[str]:
+             since: float | None = None, timestamps: bool = False) -> list[str]:
+        """``GET pods/<pod>/log`` of the app container (``tailLines``, ``previous``,
+        ``sinceSeconds`` from run time via the cluster's speed, ``timestamps``).
+
+        Raises:
+            SubstrateError: unknown pod, or the kubelet's refusal (its message).
+        """
         from kubernetes.client import ApiException
 
         obj = self._get("Pod", pod)
@@ -485,6 +491,8 @@ class KubeSubstrate(Substrate):
         query: dict[str, Any] = {"container": self._container_name(obj["spec"]), "previous": str(previous).lower()}
         if tail is not None:
             query["tailLines"] = tail
+        if timestamps:
+            query["timestamps"] = "true"
         if since is not None:
             query["sinceSeconds"] = max(1, math.ceil((self.now - since) / self.speed))
         try:

@@ -40,7 +40,7 @@ from engine.kube.admin import AdminMutator
 from engine.run.live import LiveSimulation
 from engine.run.substrates import open_substrate
 from engine.substrate import SubstrateError
-from faults.spec import load_catalog
+from faults.spec import Catalog, load_catalog
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -71,14 +71,15 @@ class SimulatedCluster:
         metrics_port: the ``/metrics`` port (0: a free one).
         token: the administrator's bearer token (default: a fresh random one).
         hold: keep the run clock at 0 until ``POST /marathon/v1/clock/start``.
-        catalog: the fault catalog the world resolves images and env values against (default:
-            the app's shipped catalog).
+        catalog: the fault catalog the world resolves images and env values against (an app
+            name or a file; default: the app's shipped catalog, or none for an app without one).
         repository: where catalog change images live (default
             :func:`faults.images.default_repository`).
         tls: serve the API over HTTPS (kubectl sends a token only over TLS).
 
     Raises:
-        KeyError: unknown app; FileNotFoundError: no catalog for it; ValueError: ``speed`` not > 0.
+        KeyError: unknown app; FileNotFoundError: no such ``catalog``; CatalogError: a catalog
+            that does not load; ValueError: ``speed`` not > 0.
     """
 
     def __init__(self, app: str, *, seed: int = 0, speed: float = 1.0, host: str = "127.0.0.1", port: int = 0,
@@ -87,7 +88,14 @@ class SimulatedCluster:
         from engine.sim.world import world_for
 
         self.sim: Substrate = open_substrate(app, seed=seed, retention_s=3600.0)
-        self.world: SimWorld = world_for(self.sim, load_catalog(catalog or self.sim.app.name), repository=repository)
+        if catalog is not None:
+            faults = load_catalog(catalog)
+        else:
+            try:
+                faults = load_catalog(self.sim.app.name)
+            except FileNotFoundError:  # an imported app without a catalog: no image or env is a defect
+                faults = Catalog(app=self.sim.app.name, faults=())
+        self.world: SimWorld = world_for(self.sim, faults, repository=repository)
         self.host = host
         self.port = port
         self.token = token or secrets.token_urlsafe(24)
@@ -128,6 +136,8 @@ class SimulatedCluster:
         self.api = KubeAPIServer(self.sim, lock=self.lock, mutator=self.mutator, token=self.token, user="admin",
                                  proxy=self.proxy, extra_routes=self._routes(), epoch=EPOCH, anchor_wall_clock=True,
                                  chaos=True, tls=self.tls)
+        with self.lock:  # the objects as they are at start, before the first advance observes them
+            self.api.observe()
         self.live.start()
         try:
             self.url = self.api.start(self.host, self.port)

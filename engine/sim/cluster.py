@@ -1707,8 +1707,8 @@ class Cluster:
                 "annotations": {"deployment.kubernetes.io/revision": str(rs.revision),
                                 **({"kubernetes.io/change-cause": rs.template.change_cause}
                                    if rs.template.change_cause else {})},
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": wl.name,
-                                     "controller": True}],
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": wl.name, "uid": wl.uid,
+                                     "controller": True, "blockOwnerDeletion": True}],
                 "creationTimestamp": timestamp(rs.created_t),
             },
             # Every revision's full pod template and selector, as the deployment controller

@@ -491,13 +491,12 @@ def probe_spec(probe: Probe) -> dict[str, Any]:
         handler = {"tcpSocket": {"port": probe.port}}
     else:
         handler = {"exec": {"command": ["/bin/sh", "-c", probe.path or "true"]}}
-    return {
-        **handler,
-        "initialDelaySeconds": int(probe.initial_delay_s),
-        "periodSeconds": int(probe.period_s),
-        "timeoutSeconds": int(probe.timeout_s),
-        "failureThreshold": probe.failure_threshold,
-    }
+    out: dict[str, Any] = dict(handler)
+    if int(probe.initial_delay_s):  # omitempty: the API server leaves a zero delay out
+        out["initialDelaySeconds"] = int(probe.initial_delay_s)
+    out.update(periodSeconds=int(probe.period_s), timeoutSeconds=int(probe.timeout_s),
+               failureThreshold=probe.failure_threshold)
+    return out
 
 
 def container_spec(name: str, template: PodTemplate, port: int | None = None) -> dict[str, Any]:

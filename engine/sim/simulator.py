@@ -26,6 +26,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -41,7 +42,7 @@ from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
 from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
-from engine.sim.k8s import Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s
+from engine.sim.k8s import EPOCH, Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s
 from engine.sim.logs import (
     LOG_FILE_LINES,
     RETENTION_S,
@@ -281,6 +282,14 @@ def _edit_template(template: PodTemplate, *, env: dict[str, str | None] | None =
         template = template.replace(image=image)
     return template, kind
 
+
+
+def _rfc3339_nano(t: float) -> str:
+    """Run time ``t`` as Go's ``time.RFC3339Nano`` (trailing zeros of the fraction dropped), the
+    kubelet's log timestamp format."""
+    stamp = EPOCH + timedelta(seconds=t)
+    fraction = f"{stamp.microsecond:06d}000".rstrip("0")
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
 
 class Simulator(Substrate):
     """A deterministic simulation of one app on a two-zone cluster (module docstring).
@@ -1221,7 +1230,7 @@ class Simulator(Substrate):
         return exposition(self.registry)
 
     def logs(self, pod: str, *, tail: int | None = None, previous: bool = False,
-             since: float | None = None) -> list[str]:
+             since: float | None = None, timestamps: bool = False) -> list[str]:
         """See :meth:`Substrate.logs`. Story lines and the traffic lines generated from the
         retained windows (:mod:`engine.sim.logs`), at most :data:`LOG_FILE_LINES` lines.
 
@@ -1273,7 +1282,11 @@ class Simulator(Substrate):
             formatted.extend(expand(fmt, entries[start:end]))
             end = start
         formatted.sort(key=lambda x: x[0])
-        return [text for _, text in formatted[-budget:]] if budget else []
+        if not budget:
+            return []
+        if timestamps:
+            return [f"{_rfc3339_nano(t)} {text}" for t, text in formatted[-budget:]]
+        return [text for _, text in formatted[-budget:]]
 
     def _log_handlers(self) -> dict[int, tuple[str, str]]:
         """Operation index -> (operation name, handler ``file:function``) for the logs."""

@@ -28,6 +28,9 @@ a taint evicts pods. The simulator models behaviour as effects (:mod:`engine.sim
   selected service without a target; deleting the object (or its ``duration`` passing) ends it.
   A ``StressChaos`` matching a catalog ``cpu-pressure`` fault (same target, the same cores to
   within one load percent per worker) gets that fault's effect, as the embedded run has it;
+  A ``PodChaos`` ``pod-kill`` deletes the selected pods now; killing a store's pods is the
+  catalog's ``store-restart`` of that store where it has one (its effect holds until the
+  object is deleted; an operator's ``kubectl delete pod`` of the store is only a restart);
 * **nodes** -- ``spec.unschedulable`` (cordon) and taints: see :meth:`SimWorld.change_node`.
 
 Departures from Chaos Mesh and a real cluster, by design: a NetworkChaos's rule is modelled
@@ -63,6 +66,7 @@ if TYPE_CHECKING:
 CHAOS_GROUP = "chaos-mesh.org"
 STRESS = "stresschaos"
 NETWORK = "networkchaos"
+POD = "podchaos"
 UNREACHABLE_KEYS = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
 """Taint keys every pod tolerates for ``tolerationSeconds: 300`` (DefaultTolerationSeconds)."""
 
@@ -139,6 +143,13 @@ class ProxyAnswer:
     success: float
     p95_ms: float
     what: str
+
+
+def _path_matches(template: str, path: str) -> bool:
+    """Whether request path ``path`` (without its leading ``/``) is route path ``template``
+    with each ``{parameter}`` one segment (or the literal ``{parameter}``)."""
+    pattern = re.sub(r"\\\{[^/]*?\\\}", "[^/]+", re.escape(template.strip("/")))
+    return re.fullmatch(pattern, path) is not None
 
 
 def _op_path(operation: str) -> str:
@@ -306,8 +317,8 @@ class SimWorld:
             ChaosInvalid: a field the simulated cluster does not model, or a selector that
                 selects no pod of the app.
         """
-        if plural not in (STRESS, NETWORK):
-            raise ChaosInvalid(f"the simulated cluster models StressChaos and NetworkChaos, not {plural}")
+        if plural not in (STRESS, NETWORK, POD):
+            raise ChaosInvalid(f"the simulated cluster models StressChaos, NetworkChaos and PodChaos, not {plural}")
         meta = obj.get("metadata") or {}
         name = str(meta.get("name") or "")
         spec = obj.get("spec")
@@ -321,8 +332,10 @@ class SimWorld:
         effects: list[Effect | EdgeEffect]
         if plural == STRESS:
             effects = self._stress_effects(base, namespace, spec)
-        else:
+        elif plural == NETWORK:
             effects = self._network_effects(base, namespace, spec)
+        else:
+            effects = self._pod_kill(base, namespace, spec)
         record = _Chaos()
         if spec.get("duration") is not None:
             record.ends_at = self.sim.now + go_duration(spec["duration"], "spec.duration")
@@ -446,6 +459,33 @@ class SimWorld:
                 out.append(eff)
         return out
 
+    def _pod_kill(self, base: str, namespace: str, spec: Mapping[str, Any]) -> list[Effect | EdgeEffect]:
+        """``PodChaos`` ``action: pod-kill``: the selected pods are deleted now (their controllers
+        replace them). A store's pods killed so are the catalog's ``store-restart`` of that store
+        when it has one: its effect (what the app does with the data gone) holds on the
+        containers started before, as the embedded run has it, until the object is deleted."""
+        action = spec.get("action")
+        if action != "pod-kill":
+            raise ChaosInvalid(f"spec.action: Unsupported value: {action!r}: the simulated cluster models pod-kill")
+        if spec.get("gracePeriod") not in (None, 0):
+            raise ChaosInvalid("spec.gracePeriod: Unsupported value: the simulated cluster kills with the pods' own "
+                               "grace period")
+        selected = self._selected(spec.get("selector"), namespace, "spec.selector")
+        killed: list[str] = []
+        for _, pods in sorted(selected.items()):
+            picked = self._pick(pods, spec)
+            killed += sorted(pods) if picked is None else picked
+        now = self.sim.now
+        for pod in killed:
+            self.sim.restart_pod(pod)
+        out: list[Effect | EdgeEffect] = []
+        for fault in self.catalog.faults:
+            rt = fault.runtime
+            if fault.mechanism == "store-restart" and rt is not None and rt.store in selected \
+                    and fault.effect is not None:
+                out.append(fault_effect(fault, fault.effect, f"{base}:{fault.id}", started_before=now + 1e-6))
+        return out
+
     def _cpu_fault(self, service: str, cores: float, workers: int) -> FaultSpec | None:
         """The catalog cpu-pressure fault on ``service`` whose cores a StressChaos of
         ``workers`` workers expresses (load is a whole percent per worker)."""
@@ -517,11 +557,14 @@ class SimWorld:
     # ----------------------------------------------------------------- requests (the service proxy)
 
     def model_request(self, service: str, path: str, attributes: Mapping[str, str],
-                      method: str | None = None) -> ProxyAnswer | None:
+                      method: str = "GET") -> ProxyAnswer | None:
         """The simulator's model of ``<method> <path>`` on ``service`` with request attributes
-        ``attributes`` (the query), or None when the service serves no such path. A route
-        matches only with its own method when ``method`` is given (Online Boutique's
-        add-to-cart and view-cart are ``POST /cart`` and ``GET /cart``).
+        ``attributes`` (the query), or None when the service serves no such path.
+
+        A path matches a route's path with its ``{parameters}`` as any one segment
+        (``/product/OLJCESPC7Z`` or ``/product/{id}`` itself); of two routes with the same path
+        (``GET /cart``, ``POST /cart``) the one with the request's method is meant, else the
+        first.
 
         * an entry route's path on its entry service: the user request along the route (what
           :func:`engine.sim.probes.evaluate_probe` judges for a route probe);
@@ -542,9 +585,9 @@ class SimWorld:
         attrs = {str(k): str(v) for k, v in attributes.items()}
         outcome = None
         what = ""
-        for route in app.routes:
-            if route.path.strip("/") != want or (method is not None and route.method.upper() != method.upper()):
-                continue
+        matching = [r for r in app.routes if _path_matches(r.path, want)]
+        matching.sort(key=lambda r: r.method.upper() != method.upper())  # stable: file order otherwise
+        for route in matching:
             if route.entry.service == service:
                 outcome, what = self.sim.probe_route(route.name, attrs), f"route {route.name}"
                 break
