@@ -17,8 +17,9 @@ Kubernetes API server):
 * **the clock** -- on ``marathon cluster`` the harness clock ``GET /marathon/v1/clock``
   (``{"now", "speed", "dt"}``; started with ``POST /marathon/v1/clock/start`` at attach, so a
   ``--hold`` cluster starts at run time 0 with the run); on a real cluster, wall seconds
-  since attach (speed 1). :attr:`now` is the run loop's time (the last :meth:`advance`
-  target, whole seconds), the cluster is at or just past it;
+  since attach (speed 1). :attr:`now` is the cluster's time when the last :meth:`advance`
+  returned (whole seconds): at or past the target, so a run loop that falls behind the
+  cluster's pace sees and stamps things when they happen;
 * **writes** -- PATCHes as kubectl sends them (strategic merge of the Deployment's pod
   template with a ``kubernetes.io/change-cause`` annotation, ``deployments/scale``,
   JSON patch of ``spec.template`` for ``rollout undo``, pod deletes, Service patches);
@@ -398,18 +399,22 @@ class KubeSubstrate(Substrate):
 
     @property
     def now(self) -> float:
-        """Run time the run loop has reached, seconds (the cluster is at or just past it)."""
+        """The cluster's run time as the last :meth:`advance` found it, whole seconds: the
+        cluster's clock is the run's clock (read once per advance, not per question)."""
         return float(self._t)
 
     def advance(self, until: float) -> None:
-        """Wait until the cluster's clock reaches ``until`` (run seconds); the run loop's time
-        becomes ``until``. Polls the clock at most every 0.2 wall seconds."""
+        """Wait until the cluster's clock reaches ``until`` (run seconds; polled at most every
+        0.2 wall seconds). :attr:`now` becomes the cluster's time then, in whole seconds --
+        ``until``, or later when the cluster ran ahead of a run loop that fell behind it (the
+        loop then skips the evaluations it missed, as Prometheus does, and stamps what it sees
+        with the time it saw it)."""
         while True:
             c = self._cluster_now()
             if c >= until - 1e-9:
                 break
             time.sleep(min(max((until - c) / self.speed, 0.01), 0.2))
-        self._t = max(self._t, until)
+        self._t = max(self._t, until, float(math.floor(c + 1e-9)))
 
     def _run_time(self, timestamp: str | None) -> float | None:
         """An API timestamp as run time: against the simulated cluster's epoch when its clock

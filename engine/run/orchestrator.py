@@ -369,7 +369,8 @@ class Orchestrator:
                     self.sim.advance(nxt)
                 self._due_actions()
                 if self.now >= self._next_eval - 1e-9:
-                    self._next_eval += EVAL_INTERVAL_S
+                    while self._next_eval <= self.now + 1e-9:  # a substrate that ran ahead: skip missed ones
+                        self._next_eval += EVAL_INTERVAL_S
                     self._evaluate()
             if self.replay_hook is not None:
                 self.replay_hook()
