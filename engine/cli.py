@@ -22,7 +22,7 @@ from alerts.live import add_prometheus_config_arguments
 from engine.apps.cli import add_import_arguments
 from engine.apps.model import AppModelError, builtin_apps, load_app
 from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
-from engine.cliargs import add_rules_argument, seed_arg, speed_arg
+from engine.cliargs import add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
 from engine.run.cluster import add_cluster_arguments
 from engine.run.counterfactual import noop_counterfactual
@@ -37,6 +37,7 @@ from tui.cli import add_play_arguments, add_replay_arguments, add_watch_argument
 
 if TYPE_CHECKING:
     from engine.bundle.events import Event
+    from engine.run.session import RunSession
     from engine.substrate import Substrate
 
 DEFAULT_APP = "online-boutique"
@@ -222,6 +223,28 @@ def cmd_run(args: argparse.Namespace) -> int:
             SubstrateError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
+    kube = None
+    if args.kube_api is not None:
+        from engine.run.kubeapi import start_kube_api
+
+        try:
+            kube = start_kube_api(run, command="run", port=args.kube_api)
+        except OSError as exc:
+            print(f"marathon: cannot serve the Kubernetes API: {exc}", file=sys.stderr)
+            session.close()
+            return 2
+        print(f"serving the Kubernetes API (read-only: the run's operator is {run.operator.name}) on {kube.url}; "
+              f"kubectl --kubeconfig {kube.kubeconfig} get pods", flush=True)
+    try:
+        return _drive_run(session)
+    finally:
+        if kube is not None:
+            kube.stop()
+
+
+def _drive_run(session: RunSession) -> int:
+    """Drive a ``marathon run`` session to the end, print its summary and seal it; the exit status."""
+    run = session.run
     llm_calls: list[Event] = []
     llm_failed: list[Event] = []
 
@@ -411,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--image-repository", metavar="REPO",
                    help="--substrate kube: where code-fault images <REPO>/<service>:<change id> live (default "
                         "registry.sre-marathon.local/<app>)")
+    add_kube_api_argument(p, "read-only here (the run's operator is a built-in agent)")
     add_rules_argument(p)
     add_llm_arguments(p)
     p.set_defaults(func=cmd_run)

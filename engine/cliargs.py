@@ -54,3 +54,22 @@ def add_rules_argument(p: argparse.ArgumentParser) -> None:
                         "leaderboard uses), extended (paper plus per-service error-rate rules and kube-prometheus' "
                         "background-noise rules), or a Prometheus "
                         "rule file")
+
+
+def port_arg(text: str) -> int:
+    """argparse type for a TCP port: 0 (any free port) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected an integer 0-65535") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {value}: ports are 0-65535 (0: any free port)")
+    return value
+
+
+def add_kube_api_argument(p: argparse.ArgumentParser, writes: str) -> None:
+    """``--kube-api [PORT]``: serve the run's cluster as the operator's Kubernetes API
+    (:mod:`engine.run.kubeapi`); ``writes`` says in the help when writes are accepted."""
+    p.add_argument("--kube-api", nargs="?", const=0, default=None, type=port_arg, metavar="PORT",
+                   help="serve the run's cluster as a Kubernetes API on loopback (HTTPS, bearer token; default "
+                        f"port: any free one) and write an operator kubeconfig beside the run directory; {writes}")

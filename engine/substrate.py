@@ -70,7 +70,7 @@ class ChangeRecord:
         id: change id (``chg-0007``).
         service: target service.
         kind: ``code`` (a commit), ``config`` (env), ``image``, ``resources``, ``probe``,
-            ``scale`` or ``rollback``.
+            ``scale``, ``rollback``, ``service`` or ``restart`` (a rollout restart).
         summary: one line, like a commit subject.
         author: who shipped it (``ci-bot``, ``alice``, ``operator``).
         t_submitted: run time of submission, seconds.
@@ -506,6 +506,16 @@ class Substrate(ABC):
             SubstrateError: no such Service, nothing to change, or a substrate without it.
         """
         raise SubstrateError(f"{type(self).__name__} cannot patch Services")
+
+    def rollout_restart(self, service: str, *, summary: str | None = None, author: str = "operator") -> ChangeRecord:
+        """Roll every pod of a workload without changing what it runs (``kubectl rollout restart``:
+        a new ``kubectl.kubernetes.io/restartedAt`` on the pod template); logged in the deploy
+        history (kind ``restart``, ``summary`` default ``rollout restart``).
+
+        Raises:
+            SubstrateError: unknown service, or a substrate without it.
+        """
+        raise SubstrateError(f"{type(self).__name__} cannot restart rollouts")
 
     @abstractmethod
     def tag_image(self, service: str, tag: str) -> str:

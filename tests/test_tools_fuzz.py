@@ -87,6 +87,11 @@ BASE: dict[str, dict[str, Any]] = {
     "set_config": {"service": "frontend", "key": "LOG_LEVEL", "value": "debug", "incident": "INC-9999"},
     "patch_service": {"service": "frontend", "selector": {"app": "frontend"}, "target_port": 8080,
                       "incident": "INC-9999"},
+    "set_image": {"deployment": "frontend", "image": "registry.example/frontend:v1", "incident": "INC-9999"},
+    "rollout_restart": {"deployment": "frontend", "incident": "INC-9999"},
+    "set_resources": {"deployment": "frontend", "resources": {"limits": {"memory": "128Mi"}}, "incident": "INC-9999"},
+    "set_probe": {"deployment": "frontend", "probe": "readiness", "spec": {"type": "tcp", "port": 8080},
+                  "incident": "INC-9999"},
     "workspace_list": {}, "workspace_read": {"path": "notes.md"},
     "workspace_write": {"path": "fuzz.md", "text": "hello\n", "append": True},
 }

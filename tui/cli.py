@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.cliargs import add_rules_argument, seed_arg, speed_arg
+from engine.cliargs import add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
@@ -57,6 +57,7 @@ def add_watch_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"run-time seconds per wall second, or max (default {DEFAULT_WATCH_SPEED:g})")
     p.add_argument("--follow", metavar="RUN_DIR", help="attach to a run another process is recording in RUN_DIR")
     p.add_argument("--no-record", action="store_true", help="keep the run in memory only")
+    add_kube_api_argument(p, "read-only here (the run's operator is the agent you watch)")
     add_llm_arguments(p)
     p.set_defaults(func=cmd_watch)
 
@@ -69,6 +70,8 @@ def add_play_arguments(p: argparse.ArgumentParser) -> None:
                         f"{DEFAULT_PRACTICE_SPEED:g}x) and pausing; recorded as human-practice")
     p.add_argument("--speed", type=speed_arg, default=None,
                    help="practice mode only: run-time seconds per wall second")
+    add_kube_api_argument(p, "your kubectl writes are your acts, recorded and scored like the tools' (name the "
+                             "incident with kubectl --as=INC-0001)")
     p.set_defaults(func=cmd_play)
 
 
@@ -150,6 +153,7 @@ def build_watch(args: argparse.Namespace) -> Any:
     session = RunSession(sched, operator=operator, run_dir=run_dir, speed=args.speed, seed=seed, rules=args.rules)
     app = MarathonApp(lambda: WatchScreen(session=session), keymap=keymap)
     app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
+    _kube_api(app, session, "watch", getattr(args, "kube_api", None))
     return app
 
 
@@ -172,7 +176,32 @@ def build_play(args: argparse.Namespace) -> Any:
                          rules=args.rules)
     app = MarathonApp(lambda: PlayScreen(session=session, practice=args.practice), keymap=keymap)
     app.session = session  # type: ignore[attr-defined]  # _run reports where the bundle went
+    _kube_api(app, session, "play", getattr(args, "kube_api", None))
     return app
+
+
+def _kube_api(app: Any, session: Any, command: str, port: int | None) -> None:
+    """With ``--kube-api``, serve the run's Kubernetes API (:mod:`engine.run.kubeapi`) while the app
+    runs: the URL and kubeconfig go to the app's exit notes and, before it starts, to stderr;
+    :func:`_run` stops it when the app ends.
+
+    Raises:
+        ValueError: the port cannot be bound, or the kubeconfig cannot be written.
+    """
+    if port is None:
+        return
+    from engine.run.kubeapi import start_kube_api
+
+    try:
+        kube = start_kube_api(session.run, command=command, port=port)
+    except OSError as exc:
+        raise ValueError(f"cannot serve the Kubernetes API: {exc}") from None
+    app.kube_api = kube
+    note = (f"Kubernetes API on {kube.url} ({'read-only' if command == 'watch' else 'your writes are acts'}): "
+            f"kubectl --kubeconfig {kube.kubeconfig} get pods")
+    print(note, file=sys.stderr, flush=True)
+    app.exit_notes = [*getattr(app, "exit_notes", []), f"served the Kubernetes API on {kube.url} (its kubeconfig, "
+                                                       "whose token is dead now, was removed)"]
 
 
 def build_replay(args: argparse.Namespace) -> Any:
@@ -220,7 +249,12 @@ def _run(command: str, build: Any, args: argparse.Namespace) -> int:
     except (KeyError, ValueError, FileNotFoundError, FileExistsError, ScheduleError, CatalogError,
             KeymapError) as exc:
         return _fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
-    app.run()
+    try:
+        app.run()
+    finally:
+        kube = getattr(app, "kube_api", None)
+        if kube is not None:
+            kube.stop()
     for line in getattr(app, "exit_notes", []):
         print(line)
     session = getattr(app, "session", None)

@@ -74,7 +74,7 @@ PAYLOAD_TYPES: dict[str, dict[str, Any]] = {
     "report.resolved": {"incident": _STR},
     "action.executed": {"tool": _STR, "args": _DICT, "targets": [_STR], "operator": _STR},
     "llm.call": {"tokens": (_INT, None), "cost_usd": (_NUM, None)},
-    "tool.call": {"tool": _STR, "tokens": (_INT, None), "allowed": _BOOL, "targets": [_STR]},
+    "tool.call": {"tool": _STR, "tokens": (_INT, None), "allowed": _BOOL, "targets": [_STR], "request": _DICT},
     "run.end": {"reason": _STR},
 }
 """Types of the payload fields the scorer, the counterfactual and the replay read, checked

@@ -182,9 +182,9 @@ class AdminMutator:
             raise api_error(exc) from None
 
     def _restart(self, name: str, summary: str | None, author: str) -> None:
-        restart = getattr(self.substrate, "rollout_restart", None)
-        if callable(restart):  # a substrate with a rolling restart of its own (a new template)
-            self.records.append(restart(name, summary=summary, author=author))
+        if type(self.substrate).rollout_restart is not Substrate.rollout_restart:
+            # a substrate with a rolling restart of its own (a new template)
+            self.records.append(self.substrate.rollout_restart(name, summary=summary, author=author))
             return
         for pod in self.substrate.pods(name):
             if not pod.terminating:

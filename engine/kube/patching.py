@@ -908,6 +908,19 @@ def _normalized_template(template: Any) -> Obj:
         meta.pop("creationTimestamp", None)
         if not meta:
             out.pop("metadata")
+    # A client that decoded the template into Go types and encoded it again (kubectl rollout undo
+    # sends the ReplicaSet's template so) drops the zero values of omitempty fields and writes a
+    # gRPC probe's defaulted empty service: compare those as the same template.
+    for c in _as_dict(out.get("spec")).get("containers") or []:
+        for name in ("readinessProbe", "livenessProbe", "startupProbe"):
+            probe = c.get(name) if isinstance(c, dict) else None
+            if not isinstance(probe, dict):
+                continue
+            if probe.get("initialDelaySeconds") == 0:
+                probe.pop("initialDelaySeconds")
+            grpc = probe.get("grpc")
+            if isinstance(grpc, dict) and grpc.get("service") in ("", None):
+                grpc.pop("service", None)
     return out
 
 

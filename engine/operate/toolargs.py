@@ -343,3 +343,40 @@ def normalize_tokens(tokens: Any) -> int:
     if not isinstance(tokens, int):
         return 0
     return max(0, min(int(tokens), MAX_TOKENS))
+
+
+REQUEST_CAPS: dict[str, int] = {"user": MAX_KEY_BYTES, "method": 16, "path": 4096, "content_type": MAX_KEY_BYTES,
+                                "body": MAX_STRING_BYTES}
+"""The raw Kubernetes API request recorded with a tool call (:func:`bound_request`): its fields
+and each one's cap in UTF-8 bytes (the body: 64 KiB, like any string argument)."""
+
+
+def bound_request(request: Any) -> dict[str, Any]:
+    """The recorded form of the raw API request a tool call came in as.
+
+    Args:
+        request: a mapping with (some of) the keys of :data:`REQUEST_CAPS`, string values;
+            anything else counts as an empty request.
+
+    Returns:
+        Every key of :data:`REQUEST_CAPS` (sorted), each a string -- empty when absent -- or a
+        marker (:func:`marker`) for a value that is no string, over its cap, or holds a lone
+        surrogate or a control character (the body may hold ``\\n``, ``\\t``, ``\\r``). Like
+        :func:`bound_arguments` it is idempotent: bounding the recorded form gives it back, so
+        a replayed call records the same request.
+    """
+    source = request if isinstance(request, dict) else {}
+    out: dict[str, Any] = {}
+    for key in sorted(REQUEST_CAPS):
+        value = source.get(key, "")
+        if is_marker(value):
+            out[key] = _copy_marker(value)
+        elif not isinstance(value, str):
+            out[key] = marker(value, f"{key}: not a string")
+        elif utf8_len(value) > REQUEST_CAPS[key]:
+            out[key] = marker(value, f"{key}: {utf8_len(value):,} bytes; at most {REQUEST_CAPS[key]:,} are recorded")
+        elif (_CONTROL_FREE if key == "body" else _CONTROL_STRICT).search(value) or _SURROGATE.search(value):
+            out[key] = marker(value, f"{key}: a control character or lone surrogate")
+        else:
+            out[key] = value
+    return out

@@ -7,7 +7,8 @@ terminal -- sees the system only through these tools (DESIGN section 7):
   ``query_logs``, ``code_search``, ``get_deploy_history``, ``get_time``;
 * **report**: ``report_incident``, ``report_rca``, ``resolve_incident``;
 * **act**: ``restart_pod``, ``scale_deployment``, ``rollback``, ``deploy_patch``,
-  ``set_config`` -- each must name an open incident and passes the policy layer;
+  ``set_config``, ``patch_service``, ``set_image``, ``rollout_restart``, ``set_resources``,
+  ``set_probe`` -- each must name an open incident and passes the policy layer;
 * **workspace**: ``workspace_list``, ``workspace_read``, ``workspace_write`` -- the
   operator's own notes, confined to its workspace.
 
@@ -22,8 +23,11 @@ result naming the argument (``invalid arguments for set_config: value: lone surr
 U+D800 at character 3``). Every call is recorded as a ``tool.call`` event with its bounded
 arguments (a rejected value over a cap or not representable in JSON as an
 ``{"$unrecorded": ...}`` marker), target set, policy decision and result; an executed act
-call also as ``action.executed``. Recording is replayable: calling again with the recorded
-``tool``, ``args`` and ``tokens`` on the same state records the same ``tool.call``.
+call also as ``action.executed``. A call that came in as a Kubernetes API write
+(:mod:`engine.serve.kubeapi`) also records the raw request (``request``: user, method, path,
+content type, body; bounded by :func:`engine.operate.toolargs.bound_request`). Recording is
+replayable: calling again with the recorded ``tool``, ``args``, ``tokens`` and ``request`` on
+the same state records the same ``tool.call``.
 
 Every result carries the run time it was answered at (:attr:`ToolResult.t`); ``get_time``
 reads the clock: run time, cadence, invocation number, time to the next invocation.
@@ -53,9 +57,11 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from alerts.history import AlertHistory
+from engine.apps.model import Probe, Resources
 from engine.operate.policy import Decision, IncidentBook, Policy
 from engine.operate.toolargs import (
     bound_arguments,
+    bound_request,
     format_problems,
     marker,
     normalize_tokens,
@@ -199,6 +205,43 @@ class PatchServiceArgs(ToolArgs):
     incident: str
 
 
+class SetImageArgs(ToolArgs):
+    deployment: str
+    image: str = Field(min_length=1, max_length=512, description="the new image of the deployment's container "
+                                                                 "(repository:tag or repository@sha256:digest), "
+                                                                 "as kubectl set image takes it")
+    incident: str
+
+
+class RolloutRestartArgs(ToolArgs):
+    deployment: str = Field(description="the deployment (or statefulset) whose pods are all replaced, one by one")
+    incident: str
+
+
+class SetResourcesArgs(ToolArgs):
+    deployment: str
+    resources: Resources = Field(description="the container's new requests and limits, both whole (kubectl set "
+                                             "resources): e.g. {\"requests\": {\"cpu\": \"100m\", \"memory\": "
+                                             "\"64Mi\"}, \"limits\": {\"memory\": \"128Mi\"}}")
+    incident: str
+
+
+class ProbeSpecArgs(Probe):
+    """:class:`engine.apps.model.Probe` with its defaults validated, so an omitted field records
+    as the float it is (``0.0``, not ``0``) and a replayed call records the same arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False, validate_default=True)
+
+
+class SetProbeArgs(ToolArgs):
+    deployment: str
+    probe: Literal["readiness", "liveness"]
+    spec: ProbeSpecArgs | None = Field(description="the new probe (type http/grpc/tcp/exec, port, path, "
+                                                   "initial_delay_s, period_s, timeout_s, failure_threshold); "
+                                                   "null removes it")
+    incident: str
+
+
 class WorkspaceListArgs(ToolArgs):
     prefix: str = ""
 
@@ -288,6 +331,16 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
     ToolSpec("patch_service", "act", PatchServiceArgs,
              "kubectl patch service: set a Service's pod selector and/or targetPort (the container port its "
              "endpoints use)."),
+    ToolSpec("set_image", "act", SetImageArgs,
+             "kubectl set image: roll a deployment out on another image (e.g. the one a previous ReplicaSet "
+             "runs) without a build."),
+    ToolSpec("set_resources", "act", SetResourcesArgs,
+             "kubectl set resources: roll a deployment out with new container requests and limits."),
+    ToolSpec("set_probe", "act", SetProbeArgs,
+             "Set (or remove) a deployment's readiness or liveness probe and roll it out."),
+    ToolSpec("rollout_restart", "act", RolloutRestartArgs,
+             "kubectl rollout restart: replace every pod of a deployment with a fresh one, rolling, with the same "
+             "pod template (a new ReplicaSet)."),
     ToolSpec("workspace_list", "workspace", WorkspaceListArgs, "List files in your workspace."),
     ToolSpec("workspace_read", "workspace", WorkspaceReadArgs, "Read a file from your workspace."),
     ToolSpec("workspace_write", "workspace", WorkspaceWriteArgs, "Write (or append to) a file in your workspace."),
@@ -412,6 +465,10 @@ class ToolBox:
             "deploy_patch": self._deploy_patch,
             "set_config": self._set_config,
             "patch_service": self._patch_service,
+            "set_image": self._set_image,
+            "rollout_restart": self._rollout_restart,
+            "set_resources": self._set_resources,
+            "set_probe": self._set_probe,
             "workspace_list": self._ws_list,
             "workspace_read": self._ws_read,
             "workspace_write": self._ws_write,
@@ -419,7 +476,7 @@ class ToolBox:
 
     # ----------------------------------------------------------------- dispatch
 
-    def call(self, name: str, args: Any = None, *, tokens: Any = 0) -> ToolResult:
+    def call(self, name: str, args: Any = None, *, tokens: Any = 0, request: Any = None) -> ToolResult:
         """Run one tool call end to end: bound, parse, decide, execute, record, spend time.
 
         Args:
@@ -428,12 +485,16 @@ class ToolBox:
                 rejected (and recorded) as malformed.
             tokens: model tokens the operator spent on this call (normalized by
                 :func:`engine.operate.toolargs.normalize_tokens`; what is recorded).
+            request: the raw Kubernetes API request this call came in as (``user``, ``method``,
+                ``path``, ``content_type``, ``body``), recorded with the call as ``request``
+                (bounded by :func:`engine.operate.toolargs.bound_request`); None for a typed call.
 
         Never raises: unknown tools and malformed arguments return an error result (and are
         recorded); so does a defect in a tool or in recording.
         """
         try:
-            return self._call(name, args, normalize_tokens(tokens))
+            return self._call(name, args, normalize_tokens(tokens),
+                              None if request is None else bound_request(request))
         except Exception as exc:  # the tool layer must never take the run down (module docstring)
             return ToolResult(False, error=f"internal error in the tool layer: {type(exc).__name__}: "
                                            f"{printable(str(exc))[:300]}", t=self._clock())
@@ -444,7 +505,7 @@ class ToolBox:
         except Exception:
             return None
 
-    def _call(self, name: Any, args: Any, tokens: int) -> ToolResult:
+    def _call(self, name: Any, args: Any, tokens: int, request: dict[str, Any] | None = None) -> ToolResult:
         if self.run.over:
             return ToolResult(False, error="the run has ended; no more tool calls are accepted", t=self.run.now)
         now = self.run.now
@@ -454,11 +515,11 @@ class ToolBox:
         if spec is None:
             hint = " (the name given was not a short printable string)" if tool.startswith("$unrecorded-") else ""
             result = ToolResult(False, error=f"unknown tool {tool!r}{hint}; tools: {', '.join(TOOLS)}", t=now)
-            self._record(tool, "unknown", recorded, (), False, "unknown tool", result, tokens)
+            self._record(tool, "unknown", recorded, (), False, "unknown tool", result, tokens, request)
             return result
         if problems:
             result = ToolResult(False, error=format_problems(tool, problems), t=now)
-            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens)
+            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens, request)
             return result
         try:
             parsed = spec.args.model_validate(recorded)
@@ -466,7 +527,7 @@ class ToolBox:
             problems = [f"{'.'.join(printable(str(p))[:80] for p in e['loc']) or 'arguments'}: "
                         f"{printable(str(e['msg']))[:200]}" for e in exc.errors()]
             result = ToolResult(False, error=format_problems(tool, problems), t=now)
-            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens)
+            self._record(tool, spec.tier, recorded, (), False, "invalid arguments", result, tokens, request)
             return result
         targets: tuple[str, ...] = ()
         decision: Decision | None = None
@@ -479,7 +540,8 @@ class ToolBox:
                                               self.run.now)
             if not decision.allowed:
                 result = ToolResult(False, error=f"denied by policy: {decision.reason}", denied=True, t=now)
-                self._record(tool, spec.tier, parsed.model_dump(), targets, False, decision.reason, result, tokens)
+                self._record(tool, spec.tier, parsed.model_dump(), targets, False, decision.reason, result, tokens,
+                             request)
                 self._spend(spec)
                 return result
         try:
@@ -492,7 +554,7 @@ class ToolBox:
         result.error = _clip(result.error) if result.error is not None else None
         result.t = now
         reason = decision.reason if decision else "read-only" if spec.tier != "report" else "report"
-        self._record(tool, spec.tier, parsed.model_dump(), targets, True, reason, result, tokens)
+        self._record(tool, spec.tier, parsed.model_dump(), targets, True, reason, result, tokens, request)
         if spec.tier == "act" and result.ok:
             self._emit_safely("action.executed", {
                 "tool": tool, "args": parsed.model_dump(), "targets": list(targets), "operator": self.operator,
@@ -512,7 +574,7 @@ class ToolBox:
             return False
 
     def _record(self, name: str, tier: str, args: Any, targets: tuple[str, ...], allowed: bool, reason: str,
-                result: ToolResult, tokens: int) -> None:
+                result: ToolResult, tokens: int, request: dict[str, Any] | None = None) -> None:
         summary = result.output if result.ok else f"ERROR: {result.error}"
         payload = {
             "tool": name, "tier": tier, "args": args, "targets": list(targets), "allowed": allowed,
@@ -520,6 +582,8 @@ class ToolBox:
             "operator": self.operator, "invocation": self.invocation,
             "in_invocation": self.run.in_invocation,
         }
+        if request is not None:
+            payload["request"] = request
         if not self._emit_safely("tool.call", payload):
             # The bounded form is always canonical JSON; if recording still failed, record that the
             # arguments could not be, rather than nothing.
@@ -539,7 +603,7 @@ class ToolBox:
             if owner is None:
                 return (), f'pods "{args.pod}" not found'
             return (owner,), None
-        if name in ("scale_deployment", "rollback"):
+        if name in ("scale_deployment", "rollback", "set_image", "rollout_restart", "set_resources", "set_probe"):
             return (args.deployment,), None
         if name == "set_config" and args.service == "flagd":
             return self.policy.targets_for_flag(args.key), None
@@ -863,6 +927,37 @@ class ToolBox:
         rec = self.run.sim.patch_service(a.service, selector=a.selector, target_port=a.target_port,
                                          author=self.operator)
         return ToolResult(True, f"service/{a.service} patched ({rec.id}: {rec.summary})", data={"change": rec.id})
+
+    def _set_image(self, a: SetImageArgs) -> ToolResult:
+        rec = self.run.sim.deploy_change(a.deployment, image=a.image, summary=f"set image {a.image}",
+                                         author=self.operator)
+        return ToolResult(True, f"deployment.apps/{a.deployment} image updated ({rec.id}); rolling out",
+                          data={"change": rec.id})
+
+    def _rollout_restart(self, a: RolloutRestartArgs) -> ToolResult:
+        rec = self.run.sim.rollout_restart(a.deployment, author=self.operator)
+        return ToolResult(True, f"deployment.apps/{a.deployment} restarted ({rec.id})", data={"change": rec.id})
+
+    def _set_resources(self, a: SetResourcesArgs) -> ToolResult:
+        parts = [f"{side} " + ",".join(f"{k}={v}" for k, v in getattr(a.resources, side).model_dump().items()
+                                       if v is not None) for side in ("requests", "limits")]
+        rec = self.run.sim.deploy_change(a.deployment, resources=a.resources,
+                                         summary=f"set resources: {'; '.join(parts)}", author=self.operator)
+        return ToolResult(True, f"deployment.apps/{a.deployment} resource requirements updated ({rec.id}); rolling "
+                                "out", data={"change": rec.id})
+
+    def _set_probe(self, a: SetProbeArgs) -> ToolResult:
+        what = "removed" if a.spec is None else "set"
+        spec = None if a.spec is None else Probe.model_validate(a.spec.model_dump())
+        summary = f"{a.probe} probe {what}"
+        if a.probe == "readiness":
+            rec = self.run.sim.deploy_change(a.deployment, readiness_probe=spec, summary=summary,
+                                             author=self.operator)
+        else:
+            rec = self.run.sim.deploy_change(a.deployment, liveness_probe=spec, summary=summary,
+                                             author=self.operator)
+        return ToolResult(True, f"deployment.apps/{a.deployment} {a.probe} probe {what} ({rec.id}); rolling out",
+                          data={"change": rec.id})
 
     # ----------------------------------------------------------------- workspace
 

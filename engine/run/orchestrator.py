@@ -19,10 +19,12 @@ can step it between frames.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -106,21 +108,41 @@ class GroundTruthHandle:
 
 @dataclass(frozen=True)
 class _OperatorAnswers:
-    """The run's side of an operator's requests (:class:`engine.operate.invocation.RunSide`)."""
+    """The run's side of an operator's requests (:class:`engine.operate.invocation.RunSide`),
+    each answered holding the run lock (released while the operator thinks: :meth:`Orchestrator._invoke`)."""
 
     run: Orchestrator
 
     def call_tool(self, tool: str, args: Any, tokens: Any) -> ToolResult:
-        return self.run.tools.call(tool, args, tokens=tokens)
+        with self.run.lock:
+            return self.run.tools.call(tool, args, tokens=tokens)
 
     def record(self, kind: str, payload: dict[str, Any]) -> None:
-        self.run.emit(kind, payload)
+        with self.run.lock:
+            self.run.emit(kind, payload)
 
     def state(self) -> RunState:
-        return RunState(self.run.now, self.run.over, self.run.next_invocation_t)
+        with self.run.lock:
+            return RunState(self.run.now, self.run.over, self.run.next_invocation_t)
 
     def incidents(self) -> dict[str, dict[str, object]]:
-        return self.run.tools.incidents.incidents
+        with self.run.lock:
+            return copy.deepcopy(self.run.tools.incidents.incidents)
+
+
+@contextlib.contextmanager
+def _released(lock: threading.RLock) -> Iterator[None]:
+    """Release ``lock`` for the block if this thread holds it (at any depth, as
+    :meth:`threading.Condition.wait` does), and hold it again as before afterwards."""
+    rlock: Any = lock  # the C RLock's Condition protocol: _is_owned, _release_save, _acquire_restore
+    if not rlock._is_owned():
+        yield
+        return
+    state = rlock._release_save()
+    try:
+        yield
+    finally:
+        rlock._acquire_restore(state)
 
 
 def run_name(schedule: Schedule, seed: int, operator: str) -> str:
@@ -619,7 +641,13 @@ class Orchestrator:
                          run_dir, self.operator.name, OperatorChannel(self._invocations), truth)
         self._in_invocation = True
         try:
-            run_invocation(self.operator, inv, _OperatorAnswers(self))
+            # The operator thinks without the run lock, so another thread's reads and tool calls
+            # (the terminal app, the Kubernetes API of --kube-api) are served meanwhile; every
+            # request of the operator's is answered under it (_OperatorAnswers). The flag is
+            # cleared holding the lock again, so a thread holding the lock sees it stable. An
+            # operator with ground truth reads the cluster directly, so it keeps the lock.
+            with contextlib.nullcontext() if self.ground_truth else _released(self.lock):
+                run_invocation(self.operator, inv, _OperatorAnswers(self))
         finally:
             self._in_invocation = False
 

@@ -18,7 +18,8 @@ What is re-executed and what is taken from the record:
   relabelled ``runbook`` does not replay;
 * any other operator's ``tool.call`` (an LLM agent, an external agent, a player) is
   re-issued through the same :class:`engine.operate.tools.ToolBox` and policy (``call(tool, args,
-  tokens=tokens)``), at the same point of the stream: inside the invocation it was made in,
+  tokens=tokens, request=request)``; ``request`` is the raw Kubernetes API request of a call that
+  came in through ``--kube-api``), at the same point of the stream: inside the invocation it was made in,
   or -- for a player's calls from the terminal -- at the same stream position between
   steps. Replay then proves that the events follow from those calls, not who made them:
   that rests on the seal's signature (:mod:`engine.bundle.keys`);
@@ -197,7 +198,8 @@ class _Driver:
         p = item.event.payload
         if item.event.kind == "tool.call":
             tokens = p.get("tokens", 0)
-            self.run.tools.call(str(p.get("tool")), p.get("args"), tokens=tokens if isinstance(tokens, int) else 0)
+            self.run.tools.call(str(p.get("tool")), p.get("args"), tokens=tokens if isinstance(tokens, int) else 0,
+                                request=p.get("request"))
         else:
             self.run.emit(item.event.kind, p)
 

@@ -11,7 +11,8 @@ disconnects mid-run, stops the run and seals what was recorded as an incomplete 
 
 Startup lines (URLs, token, run directory) go to stderr -- stdout belongs to the MCP
 stdio transport -- and, with ``--ready-file PATH``, to a JSON file
-``{"http", "mcp", "token", "pid", "run_dir"}`` for harnesses that launch the server.
+``{"http", "mcp", "token", "pid", "run_dir", "kube_api", "kubeconfig"}`` (the last two with
+``--kube-api``: :mod:`engine.run.kubeapi`) for harnesses that launch the server.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.cliargs import add_rules_argument, seed_arg, speed_arg
+from engine.cliargs import add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
 from engine.serve.hub import DEFAULT_INVOCATION_TIMEOUT_S, AgentHub, ExternalOperator
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
@@ -73,6 +74,8 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--linger", type=float, default=10.0, metavar="S",
                    help="after the run, keep serving until the agent has seen the end, at most S seconds")
     p.add_argument("--ready-file", metavar="PATH", help="write the URLs and token here as JSON once listening")
+    add_kube_api_argument(p, "writes are the agent's acts, accepted while an invocation is open (name the incident "
+                             "with kubectl --as=INC-0001)")
     add_rules_argument(p)
     p.set_defaults(func=cmd_serve)
 
@@ -197,12 +200,21 @@ async def _serve(args: argparse.Namespace, run: Any, hub: AgentHub, engine: _Eng
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, on_signal, signum)
     ready: dict[str, Any] = {"http": None, "mcp": None, "token": token, "pid": os.getpid(),
-                             "run_dir": str(engine.session.run_dir)}
+                             "run_dir": str(engine.session.run_dir), "kube_api": None, "kubeconfig": None}
     runner: web.AppRunner | None = None
     mcp_http: _QuietUvicorn | None = None
     mcp_task: asyncio.Task[None] | None = None
     server = make_server(hub)
+    kube: Any = None
     try:
+        if args.kube_api is not None:
+            from engine.run.kubeapi import start_kube_api
+
+            kube = start_kube_api(run, command="serve", port=args.kube_api,
+                                  invocation_open=lambda: hub.current is not None)
+            ready["kube_api"], ready["kubeconfig"] = kube.url, str(kube.kubeconfig)
+            _log(f"Kubernetes API on {kube.url}: kubectl --kubeconfig {kube.kubeconfig} (writes while an invocation "
+                 "is open, naming the incident: kubectl --as=INC-0001 ...)")
         if not args.no_http:
             runner = web.AppRunner(make_app(hub, token, info), access_log=None)
             await runner.setup()
@@ -247,6 +259,8 @@ async def _serve(args: argparse.Namespace, run: Any, hub: AgentHub, engine: _Eng
         await asyncio.sleep(0.2)  # let the final answers leave
     finally:
         hub.stop()
+        if kube is not None:
+            kube.stop()
         if mcp_http is not None:
             mcp_http.stop()
         if mcp_task is not None:

@@ -79,6 +79,7 @@ from engine.sim.k8s import (
     Workload,
     container_spec,
     encode_hash,
+    template_metadata,
     timestamp,
     unix_time,
 )
@@ -1715,7 +1716,8 @@ class Cluster:
             # writes them: `kubectl rollout undo` patches the Deployment back to this template.
             "spec": {"replicas": rs.replicas,
                      "selector": {"matchLabels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
-                     "template": {"metadata": {"labels": {**wl.labels(), "pod-template-hash": rs.template_hash}},
+                     "template": {"metadata": template_metadata({**wl.labels(), "pod-template-hash": rs.template_hash},
+                                                                rs.template),
                                   "spec": {"containers": [container_spec(wl.container, rs.template, wl.port)]}}},
             "status": {
                 "replicas": len(pods),

@@ -68,6 +68,9 @@ class PodTemplate:
     change_cause: str = ""
     config_refs: tuple[ConfigRef, ...] = ()
     """ConfigMap and Secret references (env ``valueFrom``, ``envFrom``, volumes)."""
+    restarted_at: str = ""
+    """The template's ``kubectl.kubernetes.io/restartedAt`` annotation (RFC 3339), set by
+    ``kubectl rollout restart``; empty when never restarted."""
 
     def env_dict(self) -> dict[str, str]:
         return dict(self.env)
@@ -78,6 +81,8 @@ class PodTemplate:
                                 self.commit)
         if self.config_refs:  # templates without refs keep the hashes they always had
             key = (*key, self.config_refs)
+        if self.restarted_at:  # likewise templates never restarted
+            key = (*key, ("restartedAt", self.restarted_at))
         return encode_hash(repr(key))
 
     def replace(self, **changes: Any) -> PodTemplate:
@@ -499,6 +504,19 @@ def probe_spec(probe: Probe) -> dict[str, Any]:
     return out
 
 
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+"""The pod-template annotation ``kubectl rollout restart`` sets (``kubectl/pkg/polymorphichelpers``)."""
+
+
+def template_metadata(labels: dict[str, str], template: PodTemplate) -> dict[str, Any]:
+    """A pod template's ``metadata``: the workload's labels and, after ``kubectl rollout restart``,
+    its ``kubectl.kubernetes.io/restartedAt`` annotation."""
+    meta: dict[str, Any] = {"labels": dict(labels)}
+    if template.restarted_at:
+        meta["annotations"] = {RESTARTED_AT: template.restarted_at}
+    return meta
+
+
 def container_spec(name: str, template: PodTemplate, port: int | None = None) -> dict[str, Any]:
     """The container of a pod template as a Kubernetes container dict."""
     res: dict[str, Any] = {}
@@ -620,7 +638,7 @@ class Workload:
             "replicas": self.replicas,
             "selector": {"matchLabels": self.labels()},
             "template": {
-                "metadata": {"labels": self.labels()},
+                "metadata": template_metadata(self.labels(), self.template),
                 "spec": {"containers": [container_spec(self.container, self.template, self.port)]},
             },
         }

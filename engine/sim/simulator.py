@@ -42,7 +42,7 @@ from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
 from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
-from engine.sim.k8s import EPOCH, Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s
+from engine.sim.k8s import EPOCH, Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s, timestamp
 from engine.sim.logs import (
     LOG_FILE_LINES,
     RETENTION_S,
@@ -1218,15 +1218,22 @@ class Simulator(Substrate):
     # ----------------------------------------------------------------- Substrate: observability
 
     def scrape(self) -> list[Sample]:
-        self.traffic.flush()
+        """The series as they are now: state series as of this tick, the request and CPU
+        counters as of the last scheduled scrape (every :attr:`scrape_interval_s`).
+
+        A read never folds the traffic accumulated since that scrape: the fold feeds the
+        model's saturation (an interval's CPU drives the next one's queues), so folding at a
+        reader's moment would change the run -- a ``kubectl top`` or a ``/metrics`` scrape
+        from outside must leave a seeded run (and its replay) exactly as it is.
+        """
         ids, values = self.registry.exposed()
         info = self.registry.info
         return [Sample(info[i].name, dict(info[i].labels), v)
                 for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
 
     def exposition(self) -> str:
-        """The current series in the Prometheus text format (what ``/metrics`` serves)."""
-        self.traffic.flush()
+        """The current series in the Prometheus text format (what ``/metrics`` serves), as
+        :meth:`scrape` reads them (no fold of unscraped traffic)."""
         return exposition(self.registry)
 
     def logs(self, pod: str, *, tail: int | None = None, previous: bool = False,
@@ -1531,6 +1538,27 @@ class Simulator(Substrate):
             self.cluster.delete_pod(pod, "deleted")
         except KeyError:
             raise SubstrateError(f'pods "{pod}" not found') from None
+
+    def rollout_restart(self, service: str, *, summary: str | None = None, author: str = "operator") -> ChangeRecord:
+        """See :meth:`Substrate.rollout_restart`: the pod template gets a new
+        ``kubectl.kubernetes.io/restartedAt`` (this run time, RFC 3339 seconds), so the
+        controller rolls every pod; logged as a change of kind ``restart``. A second restart
+        within the same second changes nothing (the annotation is the same), as with kubectl.
+
+        Raises:
+            SubstrateError: unknown service.
+        """
+        wl = self._workload(service)
+        stamp = timestamp(self.t)
+        summary = summary or "rollout restart"
+        rec = self._new_change(service, "restart", summary, author)
+        if wl.template.restarted_at == stamp:
+            rec.status, rec.t_deployed, rec.revision = "deployed", self.t, wl.revision
+            rec.image = wl.template.image
+            return rec
+        rec.image = wl.template.image
+        self._apply_template(rec, wl.template.replace(restarted_at=stamp, change_cause=f"{rec.id}: {summary}"))
+        return rec
 
     def tag_image(self, service: str, tag: str) -> str:
         """Push the image ``service``'s pod template runs under ``tag`` too (``docker tag`` and
