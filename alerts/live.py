@@ -168,7 +168,8 @@ def prometheus_config(targets: list[str], *, rule_files: list[str], scrape_inter
 
 
 def write_prometheus_config(out_dir: str | Path, targets: list[str], *, scrape_interval: str = "15s",
-                            evaluation_interval: str = "15s", rules: str | Path = DEFAULT_PACK) -> Path:
+                            evaluation_interval: str = "15s", rules: str | Path = DEFAULT_PACK,
+                            time_scale: float = 1.0) -> Path:
     """Write ``prometheus.yml`` and a copy of the rule pack's file(s) into ``out_dir``.
 
     Args:
@@ -177,6 +178,9 @@ def write_prometheus_config(out_dir: str | Path, targets: list[str], *, scrape_i
         scrape_interval, evaluation_interval: Prometheus durations.
         rules: a pack name (``paper``, the default; ``extended`` copies the paper file and the
             extended file) or the path of one rule file (:func:`alerts.rules.pack_files`).
+        time_scale: the cluster's run seconds per wall second (``marathon cluster --speed``):
+            the rule files, the scrape and the evaluation interval are rewritten for it
+            (:func:`alerts.timescale.scale_rules`); 1 copies the files as they are.
 
     Returns:
         The path of ``prometheus.yml`` (its ``rule_files`` are relative to it).
@@ -195,7 +199,18 @@ def write_prometheus_config(out_dir: str | Path, targets: list[str], *, scrape_i
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for f in files:
-        shutil.copyfile(f, out / f.name)
+        if time_scale == 1:
+            shutil.copyfile(f, out / f.name)
+        else:
+            from alerts.timescale import scale_duration, scale_rules
+
+            data = scale_rules(yaml.safe_load(f.read_text(encoding="utf-8")), time_scale)
+            (out / f.name).write_text(f"# {f.name} for a cluster at {time_scale:g}x (`marathon prometheus-config "
+                                      f"--time-scale`): durations and rates in run time.\n"
+                                      + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    if time_scale != 1:
+        scrape_interval = scale_duration(scrape_interval, time_scale)
+        evaluation_interval = scale_duration(evaluation_interval, time_scale)
     cfg = prometheus_config(targets, rule_files=names, scrape_interval=scrape_interval,
                             evaluation_interval=evaluation_interval)
     path = out / "prometheus.yml"
@@ -214,6 +229,9 @@ def add_prometheus_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--evaluation-interval", default="15s")
     parser.add_argument("--rules", default=DEFAULT_PACK, metavar="PACK|FILE",
                         help=f"rule pack ({', '.join(PACKS)}; default {DEFAULT_PACK}) or a rule file")
+    parser.add_argument("--time-scale", type=float, default=1.0, metavar="X",
+                        help="the cluster runs X run seconds per wall second (marathon cluster --speed X): rewrite "
+                             "the pack's windows, for durations, rates and the intervals for it (default 1)")
     parser.set_defaults(func=cmd_prometheus_config)
 
 
@@ -226,8 +244,9 @@ def cmd_prometheus_config(args: argparse.Namespace) -> int:
     try:
         path = write_prometheus_config(args.output, args.target or ["127.0.0.1:9464"],
                                        scrape_interval=args.scrape_interval,
-                                       evaluation_interval=args.evaluation_interval, rules=args.rules)
-    except RuleFileError as exc:
+                                       evaluation_interval=args.evaluation_interval, rules=args.rules,
+                                       time_scale=getattr(args, "time_scale", 1.0))
+    except (RuleFileError, ValueError) as exc:
         print(f"marathon prometheus-config: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:

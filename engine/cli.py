@@ -29,6 +29,7 @@ from engine.run.counterfactual import noop_counterfactual
 from engine.run.replay import replay
 from engine.run.sealinputs import complete_inputs
 from engine.serve.cli import add_serve_arguments
+from engine.substrate import SubstrateError
 from faults.cli import add_catalog_arguments
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 from scoring.cli import add_report_arguments, add_score_arguments
@@ -206,15 +207,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         operator = operator_from_args(args)
         seed = args.seed if args.schedule is None else sched.seed
         alerts = None if args.alerts == "none" else args.alerts
+        substrate, speed = None, args.speed or None
+        if args.substrate == "kube":
+            substrate, alerts, speed = _open_kube(args, sched.app, seed, alerts)
         if alerts and alerts.startswith("prometheus="):
             _check_prometheus(alerts.split("=", 1)[1])
         session = RunSession(sched, seed=seed, operator=operator, run_dir=None if args.no_record else
-                             args.run_dir or "auto", speed=args.speed or None, alert_source=alerts, rules=args.rules)
+                             args.run_dir or "auto", speed=speed, alert_source=alerts, rules=args.rules,
+                             substrate=substrate)
         run = session.run
         if args.metrics_port is not None:
             port = run.serve_metrics(args.metrics_port)
             print(f"serving /metrics on http://127.0.0.1:{port}/metrics", flush=True)
-    except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError) as exc:
+    except (KeyError, ValueError, ScheduleError, CatalogError, FileNotFoundError, FileExistsError,
+            SubstrateError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
     kube = None
@@ -274,6 +280,43 @@ def _drive_run(session: RunSession) -> int:
         print(f"marathon: the run could not be sealed: {outcome.error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _open_kube(args: argparse.Namespace, app: str, seed: int, alerts: str | None) -> tuple[Substrate, str, float]:
+    """``--substrate kube``: attach to the cluster, read alerts from its Prometheus, and pace the
+    run at the cluster's speed (``marathon cluster``'s, 1 on a real cluster).
+
+    Returns:
+        (the substrate, the alert source, the run's speed).
+
+    Raises:
+        ValueError: no ``--kubeconfig`` or no ``--prometheus``, or ``--alerts`` other than the
+            default or that Prometheus.
+        engine.substrate.SubstrateError: the cluster does not answer or does not run the app.
+    """
+    from engine.run.substrates import open_substrate
+
+    if not args.kubeconfig or not args.prometheus:
+        raise ValueError("--substrate kube needs --kubeconfig and --prometheus (the Prometheus that scrapes the app "
+                         "with the rule pack: see `marathon prometheus-config`)")
+    source = f"prometheus={args.prometheus.rstrip('/')}"
+    if alerts not in ("embedded", source, f"prometheus={args.prometheus}"):
+        raise ValueError(f"--substrate kube reads alerts from --prometheus; --alerts {alerts} does not apply")
+    try:
+        _check_prometheus(args.prometheus)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace(f"--alerts prometheus={args.prometheus}",
+                                          f"--prometheus {args.prometheus}")) from None
+    sub = open_substrate(app, seed=seed, kind="kube", kubeconfig=args.kubeconfig, context=args.context,
+                         namespace=args.namespace, prometheus=args.prometheus,
+                         image_repository=args.image_repository)
+    speed = float(getattr(sub, "speed", 1.0))
+    if args.speed and abs(args.speed - speed) > 1e-9:
+        print(f"marathon: note: the run follows the cluster's clock ({speed:g}x), not --speed {args.speed:g}",
+              file=sys.stderr)
+    print(f"attached to namespace {getattr(sub, 'namespace', '?')} ({speed:g}x run seconds per wall second)",
+          file=sys.stderr)
+    return sub, source, speed
 
 
 def _check_prometheus(url: str) -> None:
@@ -379,6 +422,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve the simulation's /metrics on this loopback port (0: any free port)")
     p.add_argument("--speed", type=speed_arg, default=None,
                    help="wall-clock mode: run-time seconds per wall second (default: virtual clock)")
+    p.add_argument("--substrate", default="sim", choices=("sim", "kube"),
+                   help="sim: the embedded simulated cluster (default); kube: an app on a Kubernetes cluster "
+                        "(`marathon cluster`, kind, k3s), with --kubeconfig and --prometheus")
+    p.add_argument("--kubeconfig", help="--substrate kube: the kubeconfig file")
+    p.add_argument("--context", help="--substrate kube: the kubeconfig context (default: its current one)")
+    p.add_argument("--namespace", help="--substrate kube: the app's namespace (default: the context's, else the "
+                                       "app model's)")
+    p.add_argument("--prometheus", metavar="URL", help="--substrate kube: the Prometheus scraping the app with the "
+                                                       "rule pack; alerts, health and series come from it")
+    p.add_argument("--image-repository", metavar="REPO",
+                   help="--substrate kube: where code-fault images <REPO>/<service>:<change id> live (default "
+                        "registry.sre-marathon.local/<app>)")
     add_kube_api_argument(p, "read-only here (the run's operator is a built-in agent)")
     add_rules_argument(p)
     add_llm_arguments(p)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from engine.apps.model import AppModel, Probe, Resources
 
@@ -322,10 +322,19 @@ class SubstrateError(Exception):
     """A mutation or query the substrate refuses (unknown object, invalid change)."""
 
 
+class FaultSkipped(SubstrateError):
+    """A catalog fault this substrate cannot inject (no API expression for its mechanism here,
+    e.g. a kubelet stop on a real cluster, or chaos faults without Chaos Mesh): the run records
+    it as skipped -- it is neither scored as missed nor counted as failed -- and the run's
+    summary counts it."""
+
+
 class Substrate(ABC):
     """A running application under load (see module docstring).
 
     Attributes:
+        kind: the substrate kind :func:`engine.run.substrates.open_substrate` opens it by
+            (``sim``, ``kube``); ``run.start`` records it.
         app: the application model it runs.
         seed: the run's seed (the simulator's randomness; a real cluster's load generator).
         dt: the granularity of :meth:`advance`, seconds: run time moves in whole multiples
@@ -335,6 +344,7 @@ class Substrate(ABC):
             Prometheus instead.
     """
 
+    kind: ClassVar[str] = "sim"
     app: AppModel
     seed: int
     dt: float
@@ -653,6 +663,24 @@ class Substrate(ABC):
         Raises:
             KeyError: no such workload.
         """
+
+    def close(self) -> None:
+        """Release what the substrate holds open (a real cluster's connections); the run loop
+        calls it when it closes. It may be used again afterwards (connections reopen). The
+        default does nothing."""
+        return None
+
+    def fault_in_template(self, fault: FaultInstance) -> list[str]:
+        """What of the injection of ``fault`` the target's pod template (or Service) still
+        carries -- the fault's image, env values, resources, probes, replicas -- as short
+        descriptions; empty when none of it is left. The restart gate's judgement on a
+        substrate that cannot :meth:`fork`: a restart only masks a defect that is still
+        deployed, so a repair with nothing of the fault left in the template survives one.
+
+        Raises:
+            SubstrateError: a substrate without it (the simulator forks instead).
+        """
+        raise SubstrateError(f"{type(self).__name__} judges restarts by forking")
 
     @abstractmethod
     def fork(self, *, drop_pending_builds: bool = False) -> Substrate:

@@ -75,9 +75,9 @@ def test_door_is_only_the_interface() -> None:
     for needed in ("workload", "pods", "zone_nodes", "apply_fault", "revert_fault", "finish_revert", "probe",
                    "rollout_status", "health_window", "fork", "set_load_factor", "tag_image", "exposition"):
         assert needed in Substrate.__abstractmethods__, needed
-    assert SUBSTRATES == ("sim",)
+    assert SUBSTRATES == ("sim", "kube")
     with pytest.raises(ValueError, match="unknown substrate"):
-        open_substrate("online-boutique", seed=0, kind="kube")
+        open_substrate("online-boutique", seed=0, kind="nomad")
 
 
 def _events(app: str, operator: str, wrap: Callable[[Substrate], Substrate]) -> list[tuple[float, str, Any]]:

@@ -11,6 +11,9 @@ node taints). Beside the API, behind the same bearer token:
   seconds of run time 0 in the served timestamps>, "held": bool}``; ``POST
   /marathon/v1/clock/start`` starts a clock held by ``--hold`` (so a run attaches at run time 0;
   idempotent, and a no-op on a clock that runs);
+* ``POST /marathon/v1/load`` ``{"factor": x}`` -- scale the load generator's rate (a schedule's
+  load burst, :meth:`engine.kube.substrate.KubeSubstrate.set_load_factor`); ``422`` for a
+  factor that is not > 0;
 * the service proxy (``/api/v1/namespaces/<ns>/services/<name>[:<port>]/proxy/<path>``), which
   answers each request with the simulator's model of that call (:meth:`SimulatedCluster.proxy`).
 
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from engine.kube.admin import AdminMutator
 from engine.run.live import LiveSimulation
 from engine.run.substrates import open_substrate
+from engine.substrate import SubstrateError
 from faults.spec import Catalog, load_catalog
 
 if TYPE_CHECKING:
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
 
 CLOCK_PATH = "/marathon/v1/clock"
 CLOCK_START_PATH = "/marathon/v1/clock/start"
+LOAD_PATH = "/marathon/v1/load"
 
 
 def default_kubeconfig(app: str) -> Path:
@@ -199,7 +204,17 @@ class SimulatedCluster:
         async def post_start(_: web.Request) -> web.Response:
             return web.json_response(self.start_clock())
 
-        return [("GET", CLOCK_PATH, get_clock), ("POST", CLOCK_START_PATH, post_start)]
+        async def post_load(request: web.Request) -> web.Response:
+            try:
+                factor = float((await request.json())["factor"])
+                with self.lock:
+                    self.sim.set_load_factor(factor)
+            except (KeyError, TypeError, ValueError, SubstrateError) as exc:
+                return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 422,
+                                          "reason": "Invalid", "message": f"load factor: {exc}"}, status=422)
+            return web.json_response({"factor": factor})
+
+        return [("GET", CLOCK_PATH, get_clock), ("POST", CLOCK_START_PATH, post_start), ("POST", LOAD_PATH, post_load)]
 
     # ----------------------------------------------------------------- the service proxy
 

@@ -46,7 +46,7 @@ from engine.run.identity import engine_identity
 from engine.run.recorder import HiddenRecorder, RunRecorder
 from engine.run.substrates import open_substrate
 from engine.sim.remedy import fault_node
-from engine.substrate import FaultInstance, Substrate, SubstrateError
+from engine.substrate import FaultInstance, FaultSkipped, Substrate, SubstrateError
 from faults.schedule import TEMPLATE_KINDS, BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
 from faults.spec import NODE_MECHANISMS, FaultSpec, load_catalog
 from scoring.gates import RESTART_READY_TIMEOUT_S, RESTART_SETTLE_S, soak_complete_at
@@ -83,6 +83,8 @@ class FaultRecord:
     spec: FaultSpec
     instance: FaultInstance | None = None
     error: str | None = None
+    skipped: bool = False
+    """The substrate cannot inject this fault (:class:`engine.substrate.FaultSkipped`): not scored."""
     probes: list[tuple[float, bool]] = field(default_factory=list)
     streak_start: float | None = None
     """Run time of the first passing sample of the current passing streak that follows a failure."""
@@ -317,7 +319,7 @@ class Orchestrator:
             "seed": self.seed,
             "regime": self.schedule.regime,
             "operator": self.operator.name,
-            "substrate": "sim",
+            "substrate": self.sim.kind,
             "clock": self.clock,
             "speed": self.speed,
             "duration_s": self.end_t,
@@ -389,7 +391,8 @@ class Orchestrator:
                     self.sim.advance(nxt)
                 self._due_actions()
                 if self.now >= self._next_eval - 1e-9:
-                    self._next_eval += EVAL_INTERVAL_S
+                    while self._next_eval <= self.now + 1e-9:  # a substrate that ran ahead: skip missed ones
+                        self._next_eval += EVAL_INTERVAL_S
                     self._evaluate()
             if self.replay_hook is not None:
                 self.replay_hook()
@@ -439,6 +442,10 @@ class Orchestrator:
         }
         try:
             rec.instance = self.sim.apply_fault(spec)
+        except FaultSkipped as exc:
+            rec.error, rec.skipped = f"skipped: {exc}", True
+            self.emit("fault.inject", {**payload, "changes": [], "error": rec.error, "skipped": True})
+            return
         except (SubstrateError, KeyError, ValueError) as exc:
             rec.error = str(exc)
             self.emit("fault.inject", {**payload, "changes": [], "error": rec.error})
@@ -539,7 +546,12 @@ class Orchestrator:
     def _burst(self, burst: LoadBurst, start: bool) -> None:
         self._burst_depth += 1 if start else -1
         factor = burst.factor if self._burst_depth > 0 else 1.0
-        self.sim.set_load_factor(factor)
+        try:
+            self.sim.set_load_factor(factor)
+        except SubstrateError as exc:  # a real cluster's load is its own: the burst is skipped, visibly
+            self.emit("load.change", {"factor": factor, "duration_s": burst.duration if start else 0,
+                                      "skipped": str(exc)})
+            return
         self.emit("load.change", {"factor": factor, "duration_s": burst.duration if start else 0})
 
     def _evaluate(self) -> None:
@@ -595,7 +607,7 @@ class Orchestrator:
         if not (acted and named):
             return
         rec.checked.add(t_pass)
-        ok, detail = restart_survives(self.sim, rec.spec)
+        ok, detail = restart_survives(self.sim, rec.spec, rec.instance)
         self.emit("repair.check", {"fault": rec.spec.id, "recovered_at": t_pass, "ok": ok, "detail": detail})
 
     def _emit_alert(self, tr: AlertTransition) -> None:
@@ -674,11 +686,15 @@ class Orchestrator:
         self.finished = True
         injected = [r for r in self.faults.values() if r.instance is not None]
         self.emit("run.end", {"reason": reason, "faults_injected": len(injected),
-                              "faults_failed_to_inject": sum(1 for r in self.faults.values() if r.error),
+                              "faults_failed_to_inject": sum(1 for r in self.faults.values()
+                                                             if r.error and not r.skipped),
+                              "faults_skipped": sum(1 for r in self.faults.values() if r.skipped),
                               "events": len(self.stream.events) + 1})
 
     def close(self) -> None:
-        """Flush and close the recorder (the run may continue in memory); stop serving metrics."""
+        """Flush and close the recorder (the run may continue in memory); stop serving metrics;
+        let the substrate release its connections (:meth:`Substrate.close`)."""
+        self.sim.close()
         if self.recorder is not None:
             self.recorder.close()
         if self.metrics_server is not None:
@@ -695,9 +711,13 @@ class Orchestrator:
         for rec in sorted(self.faults.values(), key=lambda r: r.scheduled.at):
             at = f"{rec.scheduled.at // 60}:{rec.scheduled.at % 60:02d}"
             share = f"{100 * rec.failing_share:5.0f}% of {len(rec.probes):3d}" if rec.probes else "-"
-            note = f"not injected: {rec.error}" if rec.error else ""
+            note = rec.error if rec.skipped else f"not injected: {rec.error}" if rec.error else ""
             lines.append(f"{at:>6} {rec.spec.id[:44]:44} {rec.spec.target[:28]:28} {share:>13}  {note}")
 
+        skipped = sum(1 for r in self.faults.values() if r.skipped)
+        if skipped:
+            lines += ["", f"{skipped} fault(s) skipped: the {self.sim.kind} substrate cannot inject them "
+                          "(not scored as missed)"]
         health = health_report(e.payload for e in self.stream.events if e.kind == "rule.health")
         if health:
             lines += ["", *health]
@@ -725,8 +745,14 @@ def _add_comment(path: str, text: str, note: str) -> str:
     return comment + text
 
 
-def restart_survives(sim: Substrate, spec: FaultSpec) -> tuple[bool, str]:
+def restart_survives(sim: Substrate, spec: FaultSpec, instance: FaultInstance | None = None) -> tuple[bool, str]:
     """Whether the fault's repair survives a restart of every pod of its target.
+
+    On a substrate that cannot fork (a real cluster: :meth:`Substrate.fork` raises), the
+    repair is judged by the template instead (:meth:`Substrate.fault_in_template` of
+    ``instance``): it survives when nothing of the fault's change is left in the target's
+    template and the probe passes now -- deleting the pods of a live cluster to find out would
+    change the run being scored.
 
     Forks the simulation twice (the run itself is untouched). In one fork every pod of the
     target is deleted; both forks advance until the replacements are all ready (at most
@@ -739,7 +765,17 @@ def restart_survives(sim: Substrate, spec: FaultSpec) -> tuple[bool, str]:
     Returns:
         (ok, a short explanation).
     """
-    restarted = sim.fork(drop_pending_builds=True)
+    try:
+        restarted = sim.fork(drop_pending_builds=True)
+    except SubstrateError as exc:
+        if instance is None:
+            return False, f"cannot judge a restart: {exc}"
+        left = sim.fault_in_template(instance)
+        now = sim.probe(spec.probe, spec.probe_anchor)
+        head = f"{exc}: judged by the template instead of a restart; "
+        if left:
+            return False, head + f"the template of {spec.target} still has the fault's {', '.join(left)}"
+        return now.ok, head + f"nothing of the fault is left in it; probe now: {now.detail}"
     untouched = sim.fork(drop_pending_builds=True)
     target = spec.target
     pods = sorted(p.name for p in restarted.pods(target) if not p.terminating)

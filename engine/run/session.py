@@ -23,6 +23,7 @@ from engine.operate.invocation import Operator
 from engine.operate.tools import ToolResult
 from engine.run.clock import MAX_SLICE_S, Pace, drive
 from engine.run.orchestrator import AlertSource, Orchestrator, run_name
+from engine.substrate import Substrate
 from faults.schedule import Schedule
 
 RUNS_DIR = "runs"
@@ -63,6 +64,8 @@ class RunSession:
         rules: the alert rule pack (``paper``, ``extended`` or a rule file).
         alert_source: ``embedded`` (default), ``prometheus=URL``, an alert source, or None.
         subscribers: called with every event, in emission order.
+        substrate: the cluster to run on (default: the schedule's app on the embedded
+            simulator; :func:`engine.run.substrates.open_substrate` opens the others).
 
     Raises:
         ValueError: ``speed`` not > 0; an unknown alert source; Prometheus without a wall clock.
@@ -71,7 +74,8 @@ class RunSession:
     def __init__(self, schedule: Schedule, *, operator: Operator, run_dir: str | Path | None = None,
                  speed: float | None = None, seed: int | None = None, spend_time: bool = True,
                  rules: str = "paper", alert_source: AlertSource | str | None = "embedded",
-                 subscribers: tuple[Callable[[Event], None], ...] = ()) -> None:
+                 subscribers: tuple[Callable[[Event], None], ...] = (),
+                 substrate: Substrate | None = None) -> None:
         self.pace = Pace(speed)
         seed = schedule.seed if seed is None else seed
         if run_dir == "auto":
@@ -79,7 +83,8 @@ class RunSession:
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self.run = Orchestrator(schedule, seed=seed, operator=operator, run_dir=self.run_dir,
                                 clock="virtual" if speed is None else "wall", speed=speed or 1.0,
-                                alert_source=alert_source, subscribers=subscribers, rules=rules)
+                                alert_source=alert_source, subscribers=subscribers, rules=rules,
+                                substrate=substrate)
         self.run.tools.spend_time = spend_time
         self._stop = threading.Event()
         self._closed: SealOutcome | None = None
