@@ -775,3 +775,24 @@ def test_real_kubectl_reads_through_play_are_kube_read_calls(tmp_path: Path) -> 
         assert not any(c["request"]["path"] == "/api" or c["request"]["path"].startswith("/apis?") for c in reads)
     finally:
         kube.stop()
+
+
+def test_api_answers_without_a_false_symptom_or_a_hidden_reason(tmp_path: Path) -> None:
+    """The operator's API has no service proxy: 403 as RBAC answers, never a 503 "no endpoints"
+    that reads like a symptom; a refused write's reason reaches kubectl as the Status's cause;
+    a read that cannot be recorded is a 400, not a 409."""
+    from engine.run.kubeapi import OperatorReads
+
+    run, kube, k = _kubectl_run(tmp_path)
+    try:
+        proxied = k("get", "--raw", f"/api/v1/namespaces/{NS}/services/frontend/proxy/")
+        assert proxied.returncode == 1 and "(Forbidden)" in proxied.stderr and "503" not in proxied.stderr
+        inc = _incident(run)
+        two = k("--as", inc, "patch", "deployment", "frontend", "-p",
+                '{"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"server","image":"x"}]}}}}')
+        assert two.returncode == 1 and "one write is one act" in two.stderr, two.stderr
+    finally:
+        kube.stop()
+    reads = OperatorReads(OperatorMutator(run))
+    err = _raises(400, reads, "get", "pods/" + "x" * 400, _req(None, f"/api/v1/namespaces/{NS}/pods/x", "GET"))
+    assert err.reason == "BadRequest"

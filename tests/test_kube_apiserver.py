@@ -489,6 +489,12 @@ def test_bad_input_gets_status_answers(raw: Callable[..., Any], live: Cluster) -
     assert status == 413 and body["reason"] == "RequestEntityTooLarge"
     status, body = raw("GET", "/api/v1/namespaces/online-boutique/pods/x/y/z")
     assert status == 404
+    deep = b"[" * 30_000 + b"]" * 30_000  # under the body limit, deeper than json's recursion limit
+    for ctype, method in (("application/json-patch+json", "PATCH"), ("application/merge-patch+json", "PATCH"),
+                          ("application/json", "PUT")):
+        status, body = raw(method, "/apis/apps/v1/namespaces/online-boutique/deployments/adservice", data=deep,
+                           headers={"Content-Type": ctype})
+        assert 400 <= status < 500 and body["kind"] == "Status", (ctype, status, body)
 
 
 def test_list_watch_resource_versions_bookmarks_and_tables(raw: Callable[..., Any], live: Cluster) -> None:

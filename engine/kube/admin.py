@@ -93,7 +93,7 @@ def change_cause(req: Requester) -> str | None:
     its pod template), or None."""
     try:
         doc = json.loads(req.body) if req.body else None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(doc, dict):
         return None

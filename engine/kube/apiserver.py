@@ -1073,8 +1073,10 @@ class KubeAPIServer:
         await self._refresh()
         if self._find("Service", namespace, service) is None:
             raise not_found(next(r for r in self.resources if r.plural == "services"), service)
-        if self.proxy is None:
-            raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{target}"')
+        if self.proxy is None:  # as RBAC without services/proxy answers: not a symptom of the service
+            raise ApiError(403, "Forbidden", f'services "{target}" is forbidden: the service proxy '
+                                             f'(services/proxy) is not served on this API',
+                           {"name": target, "kind": "services"})
         body = await self._body(request)
         proxy = self.proxy
 
@@ -1409,7 +1411,7 @@ def _annotation_in(body: bytes) -> str | None:
     strategic patch, or a JSON patch's ``add``/``replace`` of it)."""
     try:
         doc = json.loads(body) if body else None
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
     if isinstance(doc, dict):
         value = ((doc.get("metadata") or {}).get("annotations") or {}).get(INCIDENT_ANNOTATION)
@@ -1433,8 +1435,8 @@ def _updated(before: Obj, method: str, content_type: str, body: bytes, res: Serv
     if method == "PUT":
         try:
             doc = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise _bad_request(f"error decoding request body: {exc}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise _bad_request(f"error decoding request body: {type(exc).__name__}: {exc}") from None
         if not isinstance(doc, dict):
             raise _bad_request("the body of the request is not an object")
         sent_rv = (doc.get("metadata") or {}).get("resourceVersion")

@@ -131,8 +131,11 @@ class _Target:
     def invalid(self, why: str) -> ApiError:
         kind = {"deployments": "Deployment", "statefulsets": "StatefulSet", "pods": "Pod",
                 "services": "Service", "nodes": "Node"}.get(self.resource, self.resource)
+        # kubectl prints an Invalid Status's causes (not its message): one cause carries the reason
         return ApiError(422, "Invalid", f'{kind}{"." + self.group if self.group else ""} "{self.name}" is invalid: '
-                                        f"{why}", self.details())
+                                        f"{why}", {"name": self.name, "group": self.group, "kind": kind,
+                                                   "causes": [{"reason": "FieldValueInvalid", "message": why,
+                                                               "field": "spec"}]})
 
     def conflict(self, why: str) -> ApiError:
         return ApiError(409, "Conflict", f"Operation cannot be fulfilled on {self.named}: {why}", self.details())
@@ -357,8 +360,8 @@ class OperatorReads:
                                                 f"409 likewise); the next starts at run time "
                                                 f"{int(nxt // 60)}:{int(nxt % 60):02d}")
             result = run.tools.call("kube_read", {"verb": verb, "resource": resource}, request=request_record(req))
-        if not result.ok:
-            raise ApiError(409, "Conflict", result.error or "the read was refused")
+        if not result.ok:  # arguments the read cannot be recorded with (a name over 300 characters)
+            raise ApiError(400, "BadRequest", result.error or "the read was refused")
 
 
 def named_incident(req: Requester) -> str | None:
