@@ -515,3 +515,30 @@ def test_pod_chaos_kills_a_store_as_the_catalog_store_restart() -> None:
         admin.create_custom("chaos-mesh.org", "v1alpha1", "podchaos", ns,
                             {"metadata": {"name": "f"}, "spec": {**obj["spec"], "action": "pod-failure"}}, _req())
     assert err.value.code == 422 and "pod-kill" in err.value.message
+
+
+def test_the_clusters_ci_builds_any_tree_into_an_ordinary_image(
+        cluster: tuple[Simulator, SimWorld, AdminMutator]) -> None:
+    """``POST /marathon/v1/builds`` (:meth:`SimWorld.build`): a tree holding a catalog defect and
+    one without it both become ``<release>-<commit>`` images; rolling out the first brings the
+    defect, the second repairs it; bad input is a SubstrateError (the route's 422)."""
+    from engine.substrate import SubstrateError
+
+    sim, world, mutator = cluster
+    spec = next(f for f in CATALOG.faults if f.mechanism == "code-change" and f.target == "currencyservice")
+    assert spec.change is not None
+    release_text = sim.source_files(spec.target)[spec.change.file]
+    bad = world.build(spec.target, {spec.change.file: release_text.replace(spec.change.find, spec.change.replace, 1)},
+                      "ab" * 20)
+    good = world.build(spec.target, {spec.change.file: release_text + "\n"}, "cd" * 20)
+    release = sim.app.service(spec.target).image
+    assert (bad, good) == (f"{release}-abababa", f"{release}-cdcdcdc")
+    mutator.change_deployment(DeploymentChange(spec.target, image=bad), _req())
+    sim.advance(sim.now + 120)
+    assert _symptom(sim, spec)
+    mutator.change_deployment(DeploymentChange(spec.target, image=good), _req())
+    sim.advance(sim.now + 120)
+    assert not _symptom(sim, spec)
+    for service, commit in (("nope", "ab" * 20), (spec.target, "not-hex!"), (spec.target, "abc")):
+        with pytest.raises(SubstrateError):
+            world.build(service, {}, commit)

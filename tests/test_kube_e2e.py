@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -144,8 +145,10 @@ def test_short5_on_the_kube_substrate_scores_like_the_embedded_run(tmp_path: Pat
     injected = {e.payload["fault"]: e.payload for e in events if e.kind == "fault.inject"}
     assert len(injected) == 5 and not any(p.get("error") for p in injected.values())
     code = [p for p in injected.values() if p["mechanism"] == "code-change"]
-    assert code and all(any(r.startswith("registry.sre-marathon.local/online-boutique/") for r in p["artifact_refs"])
-                        for p in code)  # rolled out as change images, resolved by the simulated cluster
+    # built by the simulated cluster's CI like every other commit: <release repository>:<tag>-<commit>
+    assert code and all(any(re.fullmatch(r".+:v[0-9.]+-[0-9a-f]{7}", r) for r in p["artifact_refs"]) for p in code)
+    builds = [e.payload for e in events if e.kind == "change.deploy" and e.payload["kind"] == "code"]
+    assert len(builds) > len(code), "benign commits and reverts are builds too, not only the faults'"
     assert sum(1 for e in events if e.kind == "alert.firing") >= 5  # from the Prometheus
     assert sum(1 for e in events if e.kind == "probe.result" and not e.payload["ok"]) >= 20
     kube, embedded = _score(bundle, tmp_path), _score(tmp_path / "emb.marathon", tmp_path)

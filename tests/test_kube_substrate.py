@@ -51,12 +51,18 @@ class Cluster:
         self.queries: list[str] = []
         routes = []
         if clock:
-            routes = [("GET", "/marathon/v1/clock", self._clock), ("POST", "/marathon/v1/clock/start", self._start)]
+            routes = [("GET", "/marathon/v1/clock", self._clock), ("POST", "/marathon/v1/clock/start", self._start),
+                      ("POST", "/marathon/v1/builds", self._build)]
         self.server = KubeAPIServer(self.sim, lock=self.lock, mutator=AdminMutator(self.sim, self.world), token=TOKEN,
                                     proxy=self._proxy, extra_routes=routes, epoch=EPOCH, chaos=chaos)
 
     async def _clock(self, _: web.Request) -> web.Response:
         return web.json_response({"now": self.sim.now, "speed": 20.0, "dt": 1.0})
+
+    async def _build(self, request: web.Request) -> web.Response:  # marathon cluster's CI
+        doc = await request.json()
+        with self.lock:
+            return web.json_response({"image": self.world.build(doc["service"], doc["files"], doc["commit"])})
 
     async def _start(self, _: web.Request) -> web.Response:
         self.started = True
@@ -190,28 +196,60 @@ def test_counter_increase_handles_resets_new_and_gone_series() -> None:
     assert series_increase({}, {a: 1.0}) == {}
 
 
-def test_a_code_fault_is_its_change_image_and_the_cluster_runs_the_defect(cluster: Any) -> None:
+def test_a_code_fault_is_a_build_like_any_other_and_the_cluster_runs_the_defect(cluster: Any) -> None:
+    """On ``marathon cluster`` a fault's commit, a benign commit and the fault's revert are all
+    builds of the cluster's CI, ``<release repository>:<release tag>-<commit>``: image tags do
+    not tell the fault apart (the review's leak: change images marked faults' rollouts)."""
     c, sub = cluster
     spec = next(f for f in CATALOG.faults if f.mechanism == "code-change" and f.target == "currencyservice")
-    inst = sub.apply_fault(spec)
-    image = change_image(sub.repository, spec.target, spec)
-    assert spec.id not in image and inst.changes[0].image == image and inst.changes[0].commit
-    assert c.sim.workload(spec.target).image == image
     assert spec.change is not None
-    assert spec.change.replace in c.sim.source_files(spec.target)[spec.change.file]  # the world resolved it
+    release = c.sim.app.service(spec.target).image
+    inst = sub.apply_fault(spec)
+    image = inst.changes[0].image
+    assert image is not None and image.startswith(release + "-") and spec.id not in image
+    assert image == f"{release}-{inst.changes[0].commit[:7]}"  # type: ignore[index]
+    assert c.sim.workload(spec.target).image == image
+    assert spec.change.replace in c.sim.source_files(spec.target)[spec.change.file]  # the tree the CI built
     assert spec.change.replace in sub.head_files(spec.target)[spec.change.file]
     assert sub.source_files(spec.target)[spec.change.file] == c.sim.source_files(spec.target)[spec.change.file]
     assert sub.commits_ahead(spec.target) == 0
-    rs = [o for o in sub.objects("ReplicaSet") if o["metadata"]["name"].startswith(spec.target)]
-    assert any((o["metadata"].get("annotations") or {}).get("kubernetes.io/change-cause") == spec.change.summary
-               for o in rs) or sub.deploy_history(spec.target)[-1].summary == spec.change.summary
-    with pytest.raises(SubstrateError, match="needs your build system"):
-        sub.deploy_change(spec.target, files={spec.change.file: "something else"}, summary="x y z", author="me")
-    assert sub.fault_in_template(inst) == [f"image {image}"]
-    sub.revert_fault(inst)
-    _tick(c, sub, 1)
-    assert c.sim.workload(spec.target).image == inst.original["image"] and sub.fault_in_template(inst) == []
-    assert sub.commits_ahead(spec.target) == 0
+    _tick(c, sub, 60)
+    assert not c.sim.probe(spec.probe, spec.probe_anchor).ok  # the defect runs
+    other = sub.head_files(spec.target)[spec.change.file] + "\n"  # a benign edit: built the same way
+    benign = sub.deploy_change(spec.target, files={spec.change.file: other}, summary="tidy", author="dev")
+    assert benign.image is not None and benign.image.startswith(release + "-") and benign.image != image
+    assert sub.fault_in_template(inst) == [f"the defect in {spec.change.file} (image {benign.image})"]
+    reverted = sub.revert_fault(inst)
+    assert reverted and all(r.image is not None and r.image.startswith(release + "-") for r in reverted)
+    _tick(c, sub, 90)
+    assert spec.change.defect_marker() not in c.sim.source_files(spec.target)[spec.change.file]
+    assert c.sim.probe(spec.probe, spec.probe_anchor).ok and sub.fault_in_template(inst) == []
+
+
+def test_on_a_real_cluster_a_code_fault_is_its_change_image(tmp_path: Path) -> None:
+    """Without the simulated CI (a real cluster), only a catalog change deploys, as the image
+    ``<repository>/<service>:<change id>`` the user's build system provides."""
+    c = Cluster(clock=False)
+    url = c.server.start()
+    try:
+        kc = write_kubeconfig(tmp_path / "kc", url, TOKEN, NS, certificate_authority=c.server.certificate)
+        sub = KubeSubstrate("online-boutique", seed=3, kubeconfig=str(kc), probe_samples=3)
+        spec = next(f for f in CATALOG.faults if f.mechanism == "code-change" and f.target == "currencyservice")
+        assert spec.change is not None
+        inst = sub.apply_fault(spec)
+        image = change_image(sub.repository, spec.target, spec)
+        assert spec.id not in image and inst.changes[0].image == image and inst.changes[0].commit
+        assert c.sim.workload(spec.target).image == image
+        assert spec.change.replace in c.sim.source_files(spec.target)[spec.change.file]  # the world resolved it
+        with pytest.raises(SubstrateError, match="needs your build system"):
+            sub.deploy_change(spec.target, files={spec.change.file: "something else"}, summary="x y z", author="me")
+        assert sub.fault_in_template(inst) == [f"image {image}"]
+        sub.revert_fault(inst)
+        assert c.sim.workload(spec.target).image == inst.original["image"] and sub.fault_in_template(inst) == []
+        assert sub.commits_ahead(spec.target) == 0
+        sub.close()
+    finally:
+        c.server.stop()
 
 
 def test_operator_writes_are_the_kubectl_requests(cluster: Any) -> None:

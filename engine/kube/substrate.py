@@ -23,9 +23,15 @@ Kubernetes API server):
 * **writes** -- PATCHes as kubectl sends them (strategic merge of the Deployment's pod
   template with a ``kubernetes.io/change-cause`` annotation, ``deployments/scale``,
   JSON patch of ``spec.template`` for ``rollout undo``, pod deletes, Service patches);
-* **faults** (ground truth) -- catalog faults as Kubernetes mutations: a code change is the
-  image ``<repository>/<service>:<change id>`` (:func:`faults.images.change_image`; the user's build system
-  provides it, ``marathon cluster`` resolves it to the catalog change); env, resources,
+* **builds** -- on ``marathon cluster`` every source edit (a fault's commit, a benign commit,
+  a revert, an operator's patch) is built by the cluster's CI (``POST /marathon/v1/builds``)
+  into ``<release repository>:<release tag>-<commit>``, the form the embedded pipeline's builds
+  take, so a fault's rollout looks like any other; on a real cluster only a catalog change
+  deploys, as the image ``<repository>/<service>:<change id>`` (:func:`faults.images.change_image`)
+  your build system provides -- and there the benign commits, which nobody builds, are
+  skipped, so the code rollouts an operator sees are the faults' (README "Real cluster");
+* **faults** (ground truth) -- catalog faults as Kubernetes mutations: a code change is a
+  build (above); env, resources,
   probes, image and replicas as patches; a Service edit; ``cpu-pressure`` and
   ``network-delay`` as Chaos Mesh ``StressChaos``/``NetworkChaos`` objects where the cluster
   serves ``chaos-mesh.org``; a store restart as deleting the store's pods. Anything else is
@@ -35,9 +41,9 @@ Kubernetes API server):
   model's numbers (a documented simulator shortcut); on a real cluster both are estimated
   from :attr:`probe_samples` requests.
 
-Not supported (each raises :class:`~engine.substrate.SubstrateError` with the reason):
-building a patch of source files that is not exactly a catalog change (that needs your build
-system), ``tag_image`` (needs your registry), ``fork`` (a cluster cannot be copied: the
+Not supported (each raises :class:`~engine.substrate.SubstrateError` with the reason): on a
+real cluster, building a patch of source files that is not exactly a catalog change (that
+needs your build system), ``tag_image`` (needs your registry), ``fork`` (a cluster cannot be copied: the
 orchestrator's restart gate then judges the repair by the template, see
 :func:`engine.run.orchestrator.restart_survives`), load bursts on a real cluster (no load
 generator of ours runs there), deploying the app (``deploy=True``: attach to an app you
@@ -61,6 +67,7 @@ import re
 import threading
 import time
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -915,9 +922,10 @@ class KubeSubstrate(Substrate):
         """One strategic-merge PATCH of the workload's pod template (``kubectl set image/env/
         resources``), annotated with ``kubernetes.io/change-cause: <summary>`` and the author.
 
-        ``files`` are built only when they are exactly a catalog code change to the head (or
-        the revert of one this substrate shipped): the image is then
-        ``<repository>/<service>:<change id>``. Any other source edit needs your build system.
+        ``files`` are built by ``marathon cluster``'s CI (:meth:`_cluster_build`); on a real
+        cluster only when they are exactly a catalog code change to the head (or the revert of
+        one this substrate shipped): the image is then ``<repository>/<service>:<change id>``.
+        Any other source edit needs your build system.
 
         Raises:
             SubstrateError: unknown service, nothing to change, a source edit that is not a
@@ -959,6 +967,8 @@ class KubeSubstrate(Substrate):
         head = self._shipped(service)
         new = {**head, **files}
         new = {k: v for k, v in new.items() if v != ""}
+        if self._sim_clock:
+            return self._cluster_build(service, new)
         commits = self._commits[service]
         for i, (cid, cfiles, img) in enumerate(commits):
             del cid, img
@@ -982,16 +992,35 @@ class KubeSubstrate(Substrate):
                              "(only a catalog change, whose image <repository>/<service>:<change id> you provide, "
                              "or its revert, can be deployed)")
 
+    def _cluster_build(self, service: str, new: dict[str, str]) -> tuple[str, str]:
+        """A build by the simulated cluster's CI (``POST /marathon/v1/builds``): every source
+        edit -- a fault's commit, a benign commit, a revert, an operator's patch -- becomes an
+        image of the form the embedded pipeline builds, so rollouts of faults look like any
+        other (a real cluster's build system plays this part; without one only catalog changes
+        deploy)."""
+        if f"initial:{service}" not in self._images:
+            self._images[f"initial:{service}"] = dict(self._head[service])
+            self._images[f"initial-image:{service}"] = {"ref": self.workload(service).image}
+        release = self._images[f"initial:{service}"]
+        parent = self._commits[service][-1][0] if self._commits[service] else ""
+        cid = _commit_id(parent, new)
+        delta = {path: text for path, text in new.items() if release.get(path) != text}
+        delta.update({path: "" for path in release if path not in new})
+        try:
+            answer = self._call("POST", "/marathon/v1/builds", body={"service": service, "files": delta,
+                                                                    "commit": cid})
+        except Exception as exc:
+            raise SubstrateError(f"the cluster's build of {service} failed: {_api_message(exc)}") from None
+        image = str(answer["image"])
+        return image, self._commit(service, new, image)
+
     def _commit(self, service: str, files: dict[str, str], image: str) -> str:
         head = self._head[service]
         if f"initial:{service}" not in self._images:
             self._images[f"initial:{service}"] = dict(head)
             self._images[f"initial-image:{service}"] = {"ref": self.workload(service).image}
         parent = self._commits[service][-1][0] if self._commits[service] else ""
-        h = hashlib.sha1(parent.encode())
-        for path in sorted(files):
-            h.update(path.encode() + b"\0" + files[path].encode() + b"\0")
-        cid = h.hexdigest()
+        cid = _commit_id(parent, files)
         self._commits[service].append((cid, dict(files), image))
         self._head[service] = dict(files)
         return cid
@@ -1246,12 +1275,20 @@ class KubeSubstrate(Substrate):
             wl = self.workload(spec.target)
         except SubstrateError:
             wl = None
-        if spec.mechanism == "code-change" and wl is not None and wl.image == orig.get("fault_image"):
+        ch = spec.change
+        head_text = self.head_files(spec.target).get(ch.file, "") if ch is not None and wl is not None else ""
+        if (self._sim_clock and spec.mechanism == "code-change" and ch is not None and ch.replace in head_text
+                and ch.defect_marker() in head_text):
+            # The cluster's CI builds any commit: reverse-apply the change on the repository
+            # head, as the embedded pipeline's revert does, whatever was committed on top.
+            out.append(self.deploy_change(spec.target, files={ch.file: head_text.replace(ch.replace, ch.find, 1)},
+                                          summary=f'Revert "{ch.summary}"', author=ch.author))
+        elif (not self._sim_clock and spec.mechanism == "code-change" and wl is not None
+              and wl.image == orig.get("fault_image")):
             path, text = orig["file"]
             assert spec.change is not None
-            ch = self.deploy_change(spec.target, files={path: text}, summary=f'Revert "{spec.change.summary}"',
-                                    author=spec.change.author)
-            out.append(ch)
+            out.append(self.deploy_change(spec.target, files={path: text}, summary=f'Revert "{spec.change.summary}"',
+                                          author=spec.change.author))
         elif "fault" in orig and wl is not None:
             kw: dict[str, Any] = {}
             env = {k: orig["env"][k] for k, v in (orig["fault"].get("env") or {}).items() if wl.env.get(k) == v}
@@ -1481,6 +1518,10 @@ class KubeSubstrate(Substrate):
         left = []
         if orig.get("fault_image") and wl.image == orig["fault_image"]:
             left.append(f"image {wl.image}")
+        elif spec.change is not None and spec.mechanism == "code-change":
+            marker = spec.change.defect_marker()  # a later build can still carry the defect
+            if marker in self.source_files(spec.target).get(spec.change.file, ""):
+                left.append(f"the defect in {spec.change.file} (image {wl.image})")
         done = orig.get("fault") or {}
         left += [f"env {k}={v}" for k, v in (done.get("env") or {}).items() if wl.env.get(k) == v]
         left += [key.replace("_", " ") for key in ("image", "resources", "readiness_probe", "liveness_probe")
@@ -1504,6 +1545,14 @@ class KubeSubstrate(Substrate):
                 the template: :func:`engine.run.orchestrator.restart_survives`).
         """
         raise SubstrateError("a real cluster cannot be forked")
+
+
+def _commit_id(parent: str, files: Mapping[str, str]) -> str:
+    """A commit's id: SHA-1 of its parent's id and its files (path, NUL, text, NUL, sorted by path)."""
+    h = hashlib.sha1(parent.encode())
+    for path in sorted(files):
+        h.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    return h.hexdigest()
 
 
 def _api_message(exc: Any) -> str:

@@ -11,6 +11,10 @@ node taints). Beside the API, behind the same bearer token:
   seconds of run time 0 in the served timestamps>, "held": bool}``; ``POST
   /marathon/v1/clock/start`` starts a clock held by ``--hold`` (so a run attaches at run time 0;
   idempotent, and a no-op on a clock that runs);
+* ``POST /marathon/v1/builds`` ``{"service", "files", "commit"}`` -- the simulated cluster's CI:
+  builds the service's tree that differs from its release by ``files`` and answers ``{"image":
+  "<release repository>:<release tag>-<commit[:7]>"}`` (:meth:`engine.sim.world.SimWorld.build`),
+  which rolls out like any image; a real cluster's build system plays this part;
 * ``POST /marathon/v1/load`` ``{"factor": x}`` -- scale the load generator's rate (a schedule's
   load burst, :meth:`engine.kube.substrate.KubeSubstrate.set_load_factor`); ``422`` for a
   factor that is not > 0;
@@ -52,6 +56,7 @@ if TYPE_CHECKING:
 CLOCK_PATH = "/marathon/v1/clock"
 CLOCK_START_PATH = "/marathon/v1/clock/start"
 LOAD_PATH = "/marathon/v1/load"
+BUILDS_PATH = "/marathon/v1/builds"
 
 
 def default_kubeconfig(app: str) -> Path:
@@ -214,7 +219,22 @@ class SimulatedCluster:
                                           "reason": "Invalid", "message": f"load factor: {exc}"}, status=422)
             return web.json_response({"factor": factor})
 
-        return [("GET", CLOCK_PATH, get_clock), ("POST", CLOCK_START_PATH, post_start), ("POST", LOAD_PATH, post_load)]
+        async def post_build(request: web.Request) -> web.Response:
+            try:
+                doc = await request.json()
+                service, files, commit = doc["service"], doc["files"], doc["commit"]
+                if not (isinstance(service, str) and isinstance(commit, str) and isinstance(files, dict)
+                        and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
+                    raise TypeError("service and commit are strings, files an object of strings")
+                with self.lock:
+                    image = self.world.build(service, files, commit)
+            except (KeyError, TypeError, ValueError, AttributeError, SubstrateError) as exc:
+                return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 422,
+                                          "reason": "Invalid", "message": f"build: {exc}"}, status=422)
+            return web.json_response({"image": image})
+
+        return [("GET", CLOCK_PATH, get_clock), ("POST", CLOCK_START_PATH, post_start), ("POST", LOAD_PATH, post_load),
+                ("POST", BUILDS_PATH, post_build)]
 
     # ----------------------------------------------------------------- the service proxy
 

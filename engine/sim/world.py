@@ -185,6 +185,8 @@ class SimWorld:
                 self.env_faults.setdefault((spec.target, key, value), spec)
         self.registered: set[str] = set()
         """Ids of the conditioned effects registered so far (``world:<fault id>``)."""
+        self.builds: dict[str, dict[str, str]] = {}
+        """Image reference -> the source tree it was built from (:meth:`build`)."""
         self.chaos: dict[tuple[str, str, str], _Chaos] = {}
         """(plural, namespace, name) -> the effects of a Chaos Mesh object in force."""
         self._serial = 0
@@ -219,6 +221,9 @@ class SimWorld:
                                  "liveness_probe": liveness_probe}
         if image is None:
             rec = sim.deploy_change(deployment, summary=summary, author=author, **edits)
+        elif image in self.builds:
+            rec = sim.deploy_image(deployment, image, source=self.builds[image], summary=summary, author=author,
+                                   **edits)
         else:
             spec = self.change_images.get(image)
             if spec is not None and spec.target == deployment:
@@ -238,6 +243,37 @@ class SimWorld:
                 if env_spec is not None:
                     self._register_env(env_spec, key, value)
         return rec
+
+    def build(self, service: str, files: Mapping[str, str], commit: str) -> str:
+        """The simulated cluster's CI: build the source tree of ``service`` that differs from its
+        release by ``files`` (path -> full text; ``""`` deletes the file) at ``commit``, push the
+        image and return its reference, ``<release repository>:<release tag>-<commit[:7]>`` --
+        the form the embedded pipeline's builds take, so a build of a fault's commit, a benign
+        commit, a revert and an operator's patch look alike. Rolling the image out
+        (:meth:`roll_out`) deploys that tree; a catalog defect whose marker line the tree holds
+        brings its behaviour, as the embedded injection conditions it, so whatever removes the
+        line repairs it.
+
+        Raises:
+            SubstrateError: unknown service, or ``commit`` not 7-40 lowercase hex digits.
+        """
+        if service not in self.sim.cluster.workloads:
+            raise SubstrateError(f"unknown service {service!r}")
+        if not (7 <= len(commit) <= 40 and all(c in "0123456789abcdef" for c in commit)):
+            raise SubstrateError(f"commit {commit[:50]!r}: 7-40 lowercase hex digits")
+        tree = {**self.sim.repos[service].commits[0].files, **files}
+        tree = {path: text for path, text in tree.items() if text != ""}
+        release = self.sim.app.service(service).image
+        repository, _, tag = release.rpartition(":")
+        image = f"{repository}:{tag}-{commit[:7]}" if repository else f"{release}:{commit[:7]}"
+        self.builds[image] = tree
+        self.sim.images.add(image)
+        for spec in self.catalog.faults:
+            ch = spec.change
+            if (spec.mechanism == "code-change" and ch is not None and spec.effect is not None
+                    and spec.target == service and ch.defect_marker() in tree.get(ch.file, "")):
+                self._register_defect(spec)
+        return image
 
     def _change_source(self, service: str, spec: FaultSpec) -> dict[str, str]:
         """The files of the image built of catalog change ``spec``: the running source with the
