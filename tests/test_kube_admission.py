@@ -796,3 +796,42 @@ def test_api_answers_without_a_false_symptom_or_a_hidden_reason(tmp_path: Path) 
     reads = OperatorReads(OperatorMutator(run))
     err = _raises(400, reads, "get", "pods/" + "x" * 400, _req(None, f"/api/v1/namespaces/{NS}/pods/x", "GET"))
     assert err.reason == "BadRequest"
+
+
+def test_a_watch_paid_inside_an_invocation_ends_when_it_closes() -> None:
+    """On ``serve`` one ``kube_read`` buys a watch for the invocation it was made in, not a free
+    live feed through the gap until the next (the review's finding): the server ends it."""
+    import http.client
+    import ssl
+    import time
+
+    from engine.kube.apiserver import KubeAPIServer
+    from engine.run.kubeapi import OperatorReads
+    from engine.sim.k8s import EPOCH
+
+    run = _run()
+    is_open = [True]
+    mutator = OperatorMutator(run, writes="invocation", invocation_open=lambda: is_open[0])
+    reads = OperatorReads(mutator)
+    run._in_invocation = True  # as the run is while the external agent's invocation is open
+    assert reads.streaming()
+    server = KubeAPIServer(run.sim, lock=run.lock, mutator=mutator, token="t", user="operator", epoch=EPOCH,
+                           reads=reads)
+    url = server.start()
+    try:
+        host, port = url.removeprefix("https://").split(":")
+        conn = http.client.HTTPSConnection(host, int(port), timeout=20, context=ssl._create_unverified_context())
+        conn.request("GET", f"/api/v1/namespaces/{NS}/pods?watch=1&timeoutSeconds=600",
+                     headers={"Authorization": "Bearer t"})
+        resp = conn.getresponse()
+        assert resp.status == 200
+        assert b'"type":"ADDED"' in resp.readline()
+        t0 = time.monotonic()
+        is_open[0] = False  # the invocation closes
+        assert not reads.streaming()
+        resp.read()  # the stream ends (EOF), long before its 600 s timeout
+        assert time.monotonic() - t0 < 10
+        conn.close()
+    finally:
+        server.stop()
+        run._in_invocation = False

@@ -658,6 +658,10 @@ class KubeAPIServer:
             return await self._write(request, user, res, namespace, name)
         raise _not_allowed(method, request.path)
 
+    def _streaming(self) -> bool:
+        """Whether open watches and follows go on (:meth:`engine.kube.protocol.ReadAudit.streaming`)."""
+        return self.reads is None or self.reads.streaming()
+
     async def _audit(self, request: web.Request, user: str, verb: str, res: ServedResource, name: str | None) -> None:
         """Tell :attr:`reads` of one resource read (it may refuse it with an ApiError)."""
         if self.reads is None:
@@ -808,7 +812,7 @@ class KubeAPIServer:
                 await bookmark(last, initial_end=True)
             next_bookmark = loop.time() + BOOKMARK_S
             while loop.time() < deadline:
-                if request.transport is None or request.transport.is_closing():
+                if request.transport is None or request.transport.is_closing() or not self._streaming():
                     break
                 with self._state:
                     since = bisect.bisect_right(self._log, last, key=lambda c: c.rv)
@@ -927,7 +931,7 @@ class KubeAPIServer:
             recent: deque[str] = deque(lines[-FOLLOW_MEMORY:], maxlen=FOLLOW_MEMORY)
             seen = set(recent)
             floor = read_at  # what the first read left out (tailLines, sinceSeconds) stays out
-            while request.transport is not None and not request.transport.is_closing():
+            while request.transport is not None and not request.transport.is_closing() and self._streaming():
                 await self._changed(POLL_S)
                 if self.substrate.now == read_at:
                     continue

@@ -152,6 +152,12 @@ class ReadAudit(Protocol):
         plural, with its group when not core (``deployments.apps``), and ``/name`` for one object."""
         ...
 
+    def streaming(self) -> bool:
+        """Whether open streams (watches, ``logs -f``) may go on now; the server ends them when
+        not (a watch paid for inside one invocation must not stream through the next gap).
+        Called from the server's event loop: quick, taking no lock."""
+        ...
+
 
 class Mutator(Protocol):
     """Executes (or refuses, with :class:`ApiError`) the writes the API server parsed.

@@ -69,7 +69,10 @@ discovery, ``/version`` or access reviews) is one ``kube_read`` tool call
 the tool server refuses its calls -- so information is not cheaper through kubectl. kubectl
 sends more requests than a typed tool makes calls (``describe pod`` is a GET of the pod and a
 list of its events: 10 s where ``kubectl_describe`` costs 5 s; ``set image`` reads the
-Deployment before it patches), so the API is never the cheaper way. On ``run`` and ``watch``
+Deployment before it patches), so the API is never the cheaper way. A watch or ``logs -f``
+streams until the run ends and, on ``serve``, until the invocation it was paid in closes
+(:meth:`OperatorReads.streaming`): never a free live feed through the gap to the next one.
+On ``run`` and ``watch``
 the API is a watcher's (the operator is a built-in agent): reads are free and unrecorded, and
 they leave the run exactly as it is (a seeded run with any number of them replays unchanged:
 :meth:`engine.sim.simulator.Simulator.scrape` folds no traffic for a reader). On ``serve`` the
@@ -362,6 +365,14 @@ class OperatorReads:
             result = run.tools.call("kube_read", {"verb": verb, "resource": resource}, request=request_record(req))
         if not result.ok:  # arguments the read cannot be recorded with (a name over 300 characters)
             raise ApiError(400, "BadRequest", result.error or "the read was refused")
+
+    def streaming(self) -> bool:
+        """Open watches and follows end with the run, and on ``serve`` when the invocation that
+        paid for them closes (read without the lock: a stream ends at most one poll late)."""
+        m = self.mutator
+        if m.run.finished or m.run.over:
+            return False
+        return m.writes != "invocation" or m._invocation_open()
 
 
 def named_incident(req: Requester) -> str | None:
