@@ -103,8 +103,10 @@ from engine.substrate import OBJECT_KINDS, Substrate, SubstrateError
 
 MAX_BODY = 64 * 1024
 """Request bodies longer than this (bytes) are refused with ``413``."""
-WATCH_LOG = 20_000
-"""Changes kept for watches that start from a ``resourceVersion``."""
+WATCH_LOG = 5_000
+"""Changes kept for watches that start from a ``resourceVersion`` (between this and twice it:
+each holds the object before and after, a few KiB, so the log stays under ~100 MiB however long
+the cluster runs; an older resourceVersion is ``410 Expired``, as after etcd's compaction)."""
 BOOKMARK_S = 5.0
 """Wall seconds between ``BOOKMARK`` events of a watch that allows them (a real server: about a minute)."""
 POLL_S = 0.5
