@@ -114,6 +114,27 @@ class Probe(_Strict):
     failure_threshold: int = Field(default=3, ge=1)
 
 
+def probe_spec(probe: Probe) -> dict[str, Any]:
+    """``probe`` as a container's probe in a Kubernetes object (kubelet field names; a zero
+    ``initialDelaySeconds`` left out, as the API server's ``omitempty`` does): what the simulator
+    serves and what the kube substrate patches."""
+    handler: dict[str, Any]
+    if probe.type == "http":
+        handler = {"httpGet": {"path": probe.path or "/", "port": probe.port}}
+    elif probe.type == "grpc":
+        handler = {"grpc": {"port": probe.port}}
+    elif probe.type == "tcp":
+        handler = {"tcpSocket": {"port": probe.port}}
+    else:
+        handler = {"exec": {"command": ["/bin/sh", "-c", probe.path or "true"]}}
+    out: dict[str, Any] = dict(handler)
+    if int(probe.initial_delay_s):  # omitempty: the API server leaves a zero delay out
+        out["initialDelaySeconds"] = int(probe.initial_delay_s)
+    out.update(periodSeconds=int(probe.period_s), timeoutSeconds=int(probe.timeout_s),
+               failureThreshold=probe.failure_threshold)
+    return out
+
+
 class Dependency(_Strict):
     """A downstream service this service connects to, and the env var holding its address."""
 

@@ -1024,7 +1024,7 @@ def _probe(raw: Any, container: Obj, path: str, errors: list[FieldError], livene
         if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
             errors.append(FieldError("Required", f"{path}.exec.command", "must be a non-empty list of strings"))
             return None
-        # engine.sim.k8s.probe_spec writes an exec probe's check as ["/bin/sh", "-c", <check>]
+        # engine.apps.model.probe_spec writes an exec probe's check as ["/bin/sh", "-c", <check>]
         path_text = command[2] if len(command) == 3 and command[:2] == ["/bin/sh", "-c"] else shlex.join(command)
     else:
         raw_port = action.get("port")

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from engine.apps.model import AppModel, Probe, ResourceList, Resources, load_app, source_root
+from engine.apps.model import AppModel, Probe, ResourceList, Resources, load_app, probe_spec, source_root
 from engine.substrate import (
     ChangeRecord,
     EdgeStats,
@@ -121,21 +121,6 @@ _KINDS: dict[str, tuple[str, str, str]] = {
     "ReplicaSet": ("/apis/apps/v1/namespaces/{ns}", "replicasets", "apps/v1"),
     "EndpointSlice": ("/apis/discovery.k8s.io/v1/namespaces/{ns}", "endpointslices", "discovery.k8s.io/v1"),
 }
-
-
-def probe_to_api(probe: Probe) -> dict[str, Any]:
-    """A :class:`~engine.apps.model.Probe` as a Kubernetes probe dict (kubelet field names)."""
-    handler: dict[str, Any]
-    if probe.type == "http":
-        handler = {"httpGet": {"path": probe.path or "/", "port": probe.port}}
-    elif probe.type == "grpc":
-        handler = {"grpc": {"port": probe.port}}
-    elif probe.type == "tcp":
-        handler = {"tcpSocket": {"port": probe.port}}
-    else:
-        handler = {"exec": {"command": ["/bin/sh", "-c", probe.path or "true"]}}
-    return {**handler, "initialDelaySeconds": int(probe.initial_delay_s), "periodSeconds": int(probe.period_s),
-            "timeoutSeconds": int(probe.timeout_s), "failureThreshold": probe.failure_threshold}
 
 
 def probe_from_api(d: dict[str, Any] | None) -> Probe | None:
@@ -949,9 +934,9 @@ class KubeSubstrate(Substrate):
         if resources is not None:
             container["resources"] = {**resources_to_api(resources), "$patch": "replace"}
         if readiness_probe != "keep":
-            container["readinessProbe"] = probe_to_api(readiness_probe) if isinstance(readiness_probe, Probe) else None
+            container["readinessProbe"] = probe_spec(readiness_probe) if isinstance(readiness_probe, Probe) else None
         if liveness_probe != "keep":
-            container["livenessProbe"] = probe_to_api(liveness_probe) if isinstance(liveness_probe, Probe) else None
+            container["livenessProbe"] = probe_spec(liveness_probe) if isinstance(liveness_probe, Probe) else None
         if len(container) == 1:
             raise SubstrateError(f"{service}: nothing to change")
         body = {"metadata": {"annotations": {CHANGE_CAUSE: summary, AUTHOR_ANNOTATION: author}},

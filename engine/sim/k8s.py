@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engine.apps.model import ConfigRef, Probe, Resources
+from engine.apps.model import ConfigRef, Probe, Resources, probe_spec
 from engine.kubectl.quantity import format_cpu, format_memory
 
 EPOCH = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
@@ -482,25 +482,6 @@ def volume_specs(template: PodTemplate) -> list[dict[str, Any]]:
         if ref.optional:
             source["optional"] = True
         out.append({"name": ref.volume, "configMap" if ref.kind == "ConfigMap" else "secret": source})
-    return out
-
-
-def probe_spec(probe: Probe) -> dict[str, Any]:
-    """A Probe as a Kubernetes probe dict."""
-    handler: dict[str, Any]
-    if probe.type == "http":
-        handler = {"httpGet": {"path": probe.path or "/", "port": probe.port}}
-    elif probe.type == "grpc":
-        handler = {"grpc": {"port": probe.port}}
-    elif probe.type == "tcp":
-        handler = {"tcpSocket": {"port": probe.port}}
-    else:
-        handler = {"exec": {"command": ["/bin/sh", "-c", probe.path or "true"]}}
-    out: dict[str, Any] = dict(handler)
-    if int(probe.initial_delay_s):  # omitempty: the API server leaves a zero delay out
-        out["initialDelaySeconds"] = int(probe.initial_delay_s)
-    out.update(periodSeconds=int(probe.period_s), timeoutSeconds=int(probe.timeout_s),
-               failureThreshold=probe.failure_threshold)
     return out
 
 
