@@ -250,9 +250,20 @@ class Rule:
 
 @dataclass
 class RuleGroup:
+    """A loaded rule group.
+
+    Attributes:
+        name: the group's name; interval_s: its own evaluation interval, seconds (None: the
+            global one); rules: in file order.
+        limit: the group's ``limit`` (0: none). An alerting rule with more pending and firing
+            alerts, or a recording rule with more output series, fails its evaluation
+            (``rules/alerting.go``, ``rules/recording.go``, v2.42).
+    """
+
     name: str
     interval_s: float | None
     rules: list[Rule]
+    limit: int = 0
 
 
 @dataclass
@@ -480,7 +491,7 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
                         parse_duration(r.keep_firing_for), dict(r.labels), dict(r.annotations), label_t, annotation_t)
             rules.append(rule)
         if selected and g is not None:
-            groups.append(RuleGroup(g.name, parse_duration(g.interval) if g.interval else None, rules))
+            groups.append(RuleGroup(g.name, parse_duration(g.interval) if g.interval else None, rules, g.limit))
     if problems:
         raise RuleFileError(source, problems=problems)
     return RuleSet(groups, [source])

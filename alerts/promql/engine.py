@@ -77,14 +77,18 @@ class EvalContext:
 
 @dataclass
 class CompileOptions:
-    """Feature switches, as Prometheus 2.42's flags.
+    """Feature switches.
 
     Attributes:
-        negative_offset: allow ``offset -5m`` (``--enable-feature=promql-negative-offset``;
-            the PromQL test engine enables it, a plain ``promtool test rules`` does not).
+        negative_offset: allow ``offset -5m`` (look-ahead: ``x offset -5m`` at ``t`` reads
+            ``x`` at ``t + 5m``). On by default: Prometheus 2.42 has the feature stable --
+            ``--enable-feature=promql-negative-offset`` is a no-op since 2.33, and both the
+            server (``cmd/prometheus/main.go``) and ``promtool test rules``
+            (``cmd/promtool/main.go``) build their engine with ``EnableNegativeOffset: true``.
+            False refuses it at compile time, as Prometheus before 2.26 did.
     """
 
-    negative_offset: bool = False
+    negative_offset: bool = True
 
 
 class _PlanCache:
@@ -971,7 +975,7 @@ class Compiler:
     def offset(self, node: Any) -> int:
         off = _ms(node.offset)
         if off < 0 and not self.options.negative_offset:
-            raise UnsupportedError("negative offset", "Prometheus 2.42 needs --enable-feature=promql-negative-offset")
+            raise UnsupportedError("negative offset", "refused by these compile options")
         return off
 
     def selector(self, node: Any) -> SelectorNode:

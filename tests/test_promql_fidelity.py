@@ -1,0 +1,186 @@
+"""Fidelity of the embedded evaluator to Prometheus 2.42 where it used to differ (issue 16):
+negative offsets, inline regex flags, compensated sums, Go's math, group limits.
+
+Values are compared bit for bit with ``promtool test rules`` (:mod:`tests.promtool_oracle`);
+those tests skip without promtool, except in CI.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from alerts.promtool import promtool_path
+from tests.promtool_oracle import embedded_samples, promtool_samples
+
+
+def _need_promtool() -> None:
+    if promtool_path() is None:
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail("promtool is required in CI (apt-get install prometheus)")
+        pytest.skip("promtool not installed (apt-get install prometheus)")
+
+
+def _bits(samples: dict[str, float]) -> dict[str, str]:
+    return {k: ("nan" if math.isnan(v) else v.hex()) for k, v in samples.items()}
+
+
+def _agree(tmp_path: Path, series: dict[str, str], queries: list[tuple[str, int]]) -> None:
+    _need_promtool()
+    ours = embedded_samples(series, queries)
+    theirs = promtool_samples(tmp_path, series, queries)
+    bad = [(q, _bits(a), _bits(b)) for q, a, b in zip(queries, ours, theirs, strict=True) if _bits(a) != _bits(b)]
+    assert not bad, "embedded != promtool:\n" + "\n".join(f"  {q}: ours {a} promtool {b}" for q, a, b in bad)
+    assert any(theirs), "promtool returned nothing at all: the oracle is not exercising anything"
+
+
+# ---------------------------------------------------------------------------- negative offset
+
+OFFSET_SERIES = {'x{a="1"}': "0+1x30", 'y{a="1"}': "1 4 9 16 25 36 49 64 81 100 121 144 169 196 225 256"}
+OFFSET_QUERIES = [
+    ("x offset -5m", 180), ("x offset -1h", 0), ("rate(y[3m] offset -2m)", 300),
+    ("x @ 300 offset -2m", 0), ("sum_over_time(x[5m:1m] offset -3m)", 360),
+    ("max_over_time(y[2m:30s] offset -90s)", 120), ("x offset -30s", 90), ("(x offset -2m) - x", 600),
+]
+
+
+def test_negative_offset_loads_in_a_rule_file() -> None:
+    from alerts.rules import load_rule_text
+
+    rs = load_rule_text("groups:\n- name: g\n  rules:\n  - alert: Ahead\n    expr: x offset -5m > x\n")
+    assert rs.alerts[0].expr == "x offset -5m > x"
+
+
+def test_negative_offset_looks_ahead_as_promtool(tmp_path: Path) -> None:
+    ours = embedded_samples(OFFSET_SERIES, OFFSET_QUERIES)
+    assert ours[0] == {'{__name__="x", a="1"}': 8.0}  # x at 3m + 5m
+    assert ours[1] == {}  # beyond the last sample + lookback
+    _agree(tmp_path, OFFSET_SERIES, OFFSET_QUERIES)
+
+
+# ---------------------------------------------------------------------------- group limit
+
+LIMIT_RULES = """\
+groups:
+  - name: limited
+    limit: 2
+    rules:
+      - alert: Up
+        expr: x > 0
+        for: 10m
+        labels: {severity: page}
+      - record: x:copy
+        expr: x
+"""
+
+
+def _limit_run() -> tuple[object, list[list[object]]]:
+    from alerts.evaluator import AlertEvaluator
+    from alerts.rules import load_rule_text
+
+    ev = AlertEvaluator(load_rule_text(LIMIT_RULES), interval_s=60.0)
+    # minutes 0-2: two series; minutes 3-4: three (over the limit); 5-9: two again.
+    steps = []
+    for minute in range(10):
+        n = 3 if minute in (3, 4) else 2
+        ev.ingest_samples(minute * 60.0, [({"__name__": "x", "i": str(i)}, 1.0) for i in range(n)])
+        steps.append(ev.evaluate(minute * 60.0))
+    return ev, steps
+
+
+def test_limit_fails_the_rule_with_prometheus_error_and_drops_its_alerts() -> None:
+    from alerts.evaluator import AlertEvaluator
+
+    ev, steps = _limit_run()
+    assert isinstance(ev, AlertEvaluator)
+    # minute 3: both rules fail; the two pending alerts end, none is raised
+    ended = [(tr.from_state, tr.to_state) for tr in steps[3]]  # type: ignore[attr-defined]
+    assert ended == [("pending", "inactive"), ("pending", "inactive")]
+    changes = ev.take_rule_health_changes()
+    errors = {(c.rule, c.health, c.error) for c in changes}
+    assert ("Up", "err", "exceeded limit of 2 with 3 alerts") in errors
+    assert ("x:copy", "err", "exceeded limit of 2 with 3 series") in errors
+    assert ("Up", "ok", None) in errors  # back at minute 5
+    # minute 5: the alerts come back as new ones (activeAt 5m), no ALERTS sample at 3m and 4m
+    assert [(tr.to_state, tr.active_at) for tr in steps[5]] == [("pending", 300.0)] * 2  # type: ignore[attr-defined]
+    assert not steps[4]
+
+
+def test_limit_agrees_with_promtool(tmp_path: Path) -> None:
+    """promtool 2.42 on the same series reports the same two errors at the first evaluation
+    over the limit (a failing rule fails ``promtool test rules`` there; ``unittest.go`` stops
+    at the first evaluation with errors)."""
+    _need_promtool()
+    import yaml
+
+    from alerts.promtool import run_promtool
+
+    rules = tmp_path / "limited.rules.yaml"
+    rules.write_text(LIMIT_RULES)
+    series = [{"series": 'x{i="0"}', "values": "1x9"}, {"series": 'x{i="1"}', "values": "1x9"},
+              {"series": 'x{i="2"}', "values": "_ _ _ 1 1 stale"}]
+    doc = {"rule_files": [str(rules)], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m", "input_series": series,
+        "alert_rule_test": [{"eval_time": "9m", "alertname": "Up", "exp_alerts": []}]}]}
+    path = tmp_path / "limit_test.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    res = run_promtool("test", "rules", str(path))
+    errors = sorted(line.strip() for line in (res.stdout + res.stderr).splitlines() if "err:" in line)
+    assert errors == ["rule: Up, time: 3m0s, err: exceeded limit of 2 with 3 alerts",
+                      "rule: x:copy, time: 3m0s, err: exceeded limit of 2 with 3 series"], res.stdout
+    ev, _ = _limit_run()
+    health = {h.rule: h for h in ev.rule_health()}  # type: ignore[attr-defined]
+    assert health["Up"].health == "ok"  # minute 9
+
+
+# ---------------------------------------------------------------------------- $labels.__name__
+
+def test_templates_see_name_where_the_expression_keeps_it() -> None:
+    from alerts.evaluator import AlertEvaluator
+    from alerts.rules import load_rule_text
+
+    rules = load_rule_text("""\
+groups:
+  - name: g
+    rules:
+      - alert: Down
+        expr: up == 0
+        annotations: {summary: "{{ $labels.__name__ }} of {{ $labels.job }}"}
+      - alert: Ratio
+        expr: up / 1 == 0
+        annotations: {summary: "[{{ $labels.__name__ }}]"}
+""")
+    ev = AlertEvaluator(rules)
+    ev.ingest_samples(0.0, [({"__name__": "up", "job": "api"}, 0.0)])
+    trs = ev.evaluate(0.0)
+    by_rule = {tr.rule: tr for tr in trs if tr.to_state == "firing"}
+    assert by_rule["Down"].annotations == {"summary": "up of api"}
+    assert "__name__" not in by_rule["Down"].labels
+    assert by_rule["Ratio"].annotations == {"summary": "[]"}
+
+
+# ---------------------------------------------------------------------------- compensated sums
+
+KAHAN_SERIES = {
+    'a{k="big"}': "1e16 1 1 1 1 1 -1e16 1 1 1",
+    'a{k="tenths"}': "0.1x12",
+    'a{k="mixed"}': "1e100 1 -1e100 3.3 -7.7 1e-5 2.5e15 0.3 -2.5e15 0.7",
+    'a{k="inf"}': "Inf 1 2 -3 Inf 4",
+    'a{k="thirds"}': "0.3333333333333333 0.6666666666666666 1.3333333333333333 2.6666666666666665 5.333333333333333",
+}
+KAHAN_QUERIES = [(f"{f}(a[{w}])", t) for f in ("sum_over_time", "avg_over_time", "stddev_over_time",
+                                               "stdvar_over_time") for w, t in (("10m", 540), ("4m", 420), ("3m", 300))]
+
+
+def test_sum_and_avg_over_time_are_compensated() -> None:
+    ours = embedded_samples(KAHAN_SERIES, [("sum_over_time(a[10m])", 540), ("avg_over_time(a[10m])", 540)])
+    assert ours[0]['{k="big"}'] == 8.0  # a plain float sum loses the 1s added to 1e16: 6.0
+    assert ours[0]['{k="tenths"}'] == 1.0  # ten 0.1 (the window holds ten): a plain sum is 0.9999999999999999
+    assert ours[1]['{k="tenths"}'] == 0.1
+
+
+def test_over_time_sums_agree_with_promtool(tmp_path: Path) -> None:
+    _agree(tmp_path, KAHAN_SERIES, KAHAN_QUERIES)
