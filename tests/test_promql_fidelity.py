@@ -184,3 +184,37 @@ def test_sum_and_avg_over_time_are_compensated() -> None:
 
 def test_over_time_sums_agree_with_promtool(tmp_path: Path) -> None:
     _agree(tmp_path, KAHAN_SERIES, KAHAN_QUERIES)
+
+
+# ---------------------------------------------------------------------------- inline regex flags
+
+REGEX_SERIES = {f'r{{v="{v}"}}': "1" for v in ("Foo", "foo", "FOO", "fooo", "foo-bar", "Bar", "aaa", "xa", "a.b")}
+REGEX_QUERIES = [(q, 0) for q in (
+    'r{v=~"(?i)foo"}', 'r{v!~"(?i)FOO"}', 'r{v=~"(?i)fo+"}', 'r{v=~"f(?i)OO"}', 'r{v=~"(?i:f)oo"}',
+    'r{v=~"(?s)a.b"}', 'r{v=~"(?m)^aaa$"}', 'r{v=~"(?i)bar|(?-i)Foo"}', 'r{v=~"(?is)FOO.*"}',
+    'label_replace(r{v=~"x.*|a+"}, "g", "$1", "v", "(?U)(a+).*")',
+    'label_replace(r{v=~"x.*|a+"}, "g", "$1", "v", "(?U)(a+?)(a*)")',
+    'label_replace(r, "g", "$1", "v", "(?i)(F)o+")',
+    'label_replace(r{v=~"foo.*"}, "g", "$1", "v", "(?U)(.{1,3}).*")',
+)]
+
+
+def test_leading_inline_flags_compile_and_match() -> None:
+    from alerts.promql.engine import compile_query
+
+    for expr, _ in REGEX_QUERIES:
+        compile_query(expr)  # Python refused "(?i)" inside Prometheus' ^(?:...)$ anchoring
+    ours = embedded_samples(REGEX_SERIES, REGEX_QUERIES[:1])
+    assert {k.split('"')[3] for k in ours[0]} == {"Foo", "foo", "FOO"}
+
+
+def test_inline_flags_agree_with_promtool(tmp_path: Path) -> None:
+    _agree(tmp_path, REGEX_SERIES, REGEX_QUERIES)
+
+
+def test_flags_re2_refuses_are_refused() -> None:
+    from alerts.promql.engine import compile_query
+    from alerts.promql.values import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="flag x"):
+        compile_query('r{v=~"(?x)a b"}')
