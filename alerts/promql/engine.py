@@ -28,6 +28,7 @@ import numpy as np
 import promql_parser as pp
 
 from alerts.promql import functions as fn
+from alerts.promql import gomath
 from alerts.promql.labels import METRIC_NAME, LabelPairs, LabelTable, LidMap, has_duplicate_pairs, has_duplicates
 from alerts.promql.regex import go_regex
 from alerts.promql.storage import FloatArray, IntArray, Storage
@@ -344,7 +345,7 @@ def _drop_names(table: LabelTable, lids: IntArray) -> IntArray:
 
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "%": np.fmod,
-    "^": lambda lhs, rhs: np.power(np.asarray(lhs, dtype=np.float64), rhs), "atan2": np.arctan2,
+    "^": gomath.pow_arrays, "atan2": np.arctan2,  # ^ is Go's math.Pow (engine.go), not C's pow
 }
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": np.equal, "!=": np.not_equal, ">": np.greater, "<": np.less, ">=": np.greater_equal, "<=": np.less_equal,

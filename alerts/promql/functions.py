@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import promql_parser as pp
 
+from alerts.promql import gomath
 from alerts.promql.labels import METRIC_NAME, LabelTable, has_duplicates
 from alerts.promql.regex import go_regex
 from alerts.promql.storage import BoolArray, FloatArray, IntArray
@@ -883,11 +884,11 @@ FUNCTIONS: dict[str, Impl] = {
     "abs": _simple(np.abs),
     "ceil": _simple(np.ceil),
     "floor": _simple(np.floor),
-    "exp": _simple(np.exp),
+    "exp": _simple(gomath.vectorize(gomath.go_exp)),
     "sqrt": _simple(np.sqrt),
-    "ln": _simple(np.log),
-    "log2": _simple(np.log2),
-    "log10": _simple(np.log10),
+    "ln": _simple(gomath.vectorize(gomath.go_log)),
+    "log2": _simple(gomath.vectorize(gomath.go_log2)),
+    "log10": _simple(gomath.vectorize(gomath.go_log10)),
     "sgn": _simple(_sgn),
     "acos": _simple(np.arccos),
     "acosh": _simple(np.arccosh),
@@ -901,8 +902,8 @@ FUNCTIONS: dict[str, Impl] = {
     "sinh": _simple(np.sinh),
     "tan": _simple(np.tan),
     "tanh": _simple(np.tanh),
-    "deg": _simple(np.degrees),
-    "rad": _simple(np.radians),
+    "deg": _simple(lambda v: v * 180.0 / math.pi),  # functions.go: two roundings, not np.degrees' one
+    "rad": _simple(lambda v: v * math.pi / 180.0),
     "round": _round,
     "clamp": _clamp,
     "clamp_min": _clamp_min,
