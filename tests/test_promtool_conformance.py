@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from alerts.evaluator import AlertEvaluator
-from alerts.promtool import RecordedRun, promtool_path, record_run, run_promtool, unit_test_yaml
+from alerts.promtool import RecordedRun, promtool_path, record_run, run_promtool, staggered, unit_test_yaml
 from alerts.rules import PACK_PATH, load_rule_file
 from engine.sim.effects import Effect
 from engine.sim.simulator import Simulator
@@ -68,10 +68,14 @@ def _faulted_online_boutique(seed: int, minutes: float, *, scale_to_zero: bool =
 
 
 def _embedded(sim: Simulator, rules: object) -> tuple[AlertEvaluator, RecordedRun]:
+    """The run's samples on promtool's grid, behind :func:`staggered`'s creation prefix (so
+    promtool adds in the embedded series order: its own is random per run), evaluated at
+    every step from the prefix on."""
     ev = AlertEvaluator(rules)  # type: ignore[arg-type]
     for scrape in sim.store.scrapes:
         if scrape.t % 15 == 0:  # promtool's input grid; the first warm-up scrape is off it
             ev.ingest(scrape, sim.store.info)
+    ev = staggered(ev)
     st = ev.storage
     run = record_run(ev, int(st.ts[0]), int(st.ts[st.n_rows - 1]), 15_000)
     return ev, run
