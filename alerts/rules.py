@@ -457,14 +457,26 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
                 problems.append(RuleProblem(message, group=_group, rule=_name, index=_ri, line=line, column=col,
                                             expr_offset=offset))
 
+            invalid = False
             try:
                 r = RuleModel.model_validate(raw_r)
             except ValidationError as exc:
+                bad: set[str] = set()
                 for err in exc.errors():
                     loc = ["for" if x == "for_" else x for x in err["loc"] if isinstance(x, (str, int))]
                     msg = str(err["msg"]).removeprefix("Value error, ")
                     add(f"{'.'.join(str(x) for x in loc)}: {msg}" if loc else msg, list(loc))
-                continue
+                    bad.add(str(loc[0]) if loc else "")
+                # The rest of the rule is still checked (its expression, its templates), so that a
+                # bad duration does not hide a bad expression; the rule itself is not loaded.
+                rest = {k: v for k, v in raw_r.items() if str(k) not in bad}
+                if bad & {"", "alert", "record", "expr"}:
+                    continue
+                try:
+                    r = RuleModel.model_validate(rest)
+                except ValidationError:
+                    continue
+                invalid = True
             semantic = _rule_problems(r)
             for fld, msg in semantic:
                 add(msg, fld.split(".", 1))
@@ -487,7 +499,7 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
                         dst[k] = Template(text_value, name)
                     except TemplateError as exc:
                         add(f"{what}.{k}: {exc}", [what, k])
-            if semantic or node is None:
+            if semantic or node is None or invalid:
                 continue
             rule = Rule(group_name, ri, name, kind, str(r.expr), node, parse_duration(r.for_),
                         parse_duration(r.keep_firing_for), dict(r.labels), dict(r.annotations), label_t, annotation_t)
@@ -495,6 +507,7 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
         if selected and g is not None:
             groups.append(RuleGroup(g.name, parse_duration(g.interval) if g.interval else None, rules, g.limit))
     if problems:
+        problems.sort(key=lambda p: (p.line or 0, p.column or 0))  # file order (stable for file-level ones)
         raise RuleFileError(source, problems=problems)
     return RuleSet(groups, [source])
 

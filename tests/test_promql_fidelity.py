@@ -256,3 +256,41 @@ def test_go_math_edges() -> None:
     assert gomath.go_pow(-8.0, 1 / 3) != gomath.go_pow(-8.0, 1 / 3)  # NaN: negative base, fractional power
     assert gomath.go_pow(0.0, -3.0) == math.inf and gomath.go_pow(-0.0, -3.0) == -math.inf
     assert gomath.fma(0.1, 10.0, -1.0) == 5.551115123125783e-17  # the rounding error of 0.1 * 10, kept
+
+
+# ---------------------------------------------------------------------------- every load error at once
+
+BAD_RULES = """\
+groups:
+  - name: a
+    limit: 3
+    rules:
+      - alert: A
+        expr: rate(x[5m)
+        for: 5x
+        annotations:
+          summary: "{{ .Bad "
+      - record: bad name
+        expr: up
+      - alert: C
+        expr: foo(up)
+  - name: a
+    rules: []
+"""
+
+
+def test_loader_reports_every_problem_with_its_place() -> None:
+    from alerts.rules import RuleFileError, load_rule_text
+
+    with pytest.raises(RuleFileError) as info:
+        load_rule_text(BAD_RULES, "bad.rules.yaml")
+    err = info.value
+    lines = str(err).splitlines()
+    assert lines[0] == "6 problems:"
+    places = [(p.line, p.group, p.index) for p in err.problems]
+    assert places == [(6, "a", 0), (7, "a", 0), (9, "a", 0), (10, "a", 1), (13, "a", 2), (14, None, None)]
+    assert "for: not a valid duration string: '5x'" in lines[2]  # the bad duration does not hide the rest
+    assert lines[1].startswith('  bad.rules.yaml:6:15: group "a", rule 1, "A": could not parse expression')
+    assert "unclosed action" in lines[3] and "invalid recording rule name" in lines[4]
+    assert "unknown function with name 'foo'" in lines[5] and "repeated" in lines[6]
+    assert (err.line, err.group, err.rule) == (6, "a", "A")  # the first problem, as callers read it
