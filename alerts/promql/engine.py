@@ -345,7 +345,7 @@ def _drop_names(table: LabelTable, lids: IntArray) -> IntArray:
 
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "%": np.fmod,
-    "^": gomath.pow_arrays, "atan2": np.arctan2,  # ^ is Go's math.Pow (engine.go), not C's pow
+    "^": gomath.pow_arrays, "atan2": gomath.atan2_arrays,  # ^ is Go's math.Pow (engine.go), not C's pow
 }
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": np.equal, "!=": np.not_equal, ">": np.greater, "<": np.less, ">=": np.greater_equal, "<=": np.less_equal,

@@ -18,6 +18,10 @@ go1.19.8), operation by operation in IEEE double arithmetic, so results agree to
   of two; ``Log(x) * (1/Ln10)``), the constants rounded once from Go's exact constants.
 * ``Pow``: ``src/math/pow.go`` (special cases, ``Exp(yf * Log(x))`` for the fraction of
   ``y`` and repeated squaring with ``Frexp`` for its integer part).
+* ``Sin``, ``Cos``, ``Tan`` (Cephes polynomials after reduction by Pi/4 split in three;
+  Payne-Hanek reduction with 4/pi's bits beyond 2**29, ``trig_reduce.go``), ``Atan``,
+  ``Asin``, ``Acos``, ``Atan2``, ``Sinh``, ``Cosh``, ``Tanh``: the pure-Go code amd64 runs.
+  (``asinh``, ``acosh``, ``atanh`` still use numpy's: Go's go through ``Log1p``.)
 
 ``sqrt`` needs nothing: Go and C both use the correctly rounded instruction.
 """
@@ -251,6 +255,264 @@ def _ldexp(frac: float, exp: int) -> float:
         return math.copysign(math.inf, frac)
 
 
+# ---------------------------------------------------------------------------- trigonometry
+# sin.go, tan.go (Cephes, reduction by Pi/4 in three parts; Payne-Hanek beyond 2**29 as
+# trig_reduce.go), atan.go, asin.go, atan2.go, sinh.go, tanh.go: pure Go on amd64.
+
+_PI = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")  # Go's math.Pi
+_4_OVER_PI = float(4 / _PI)
+_3PI_4 = float(3 * _PI / 4)
+_PI4A, _PI4B, _PI4C = 7.85398125648498535156e-1, 3.77489470793079817668e-8, 2.69515142907905952645e-15
+_SIN = (1.58962301576546568060e-10, -2.50507477628578072866e-8, 2.75573136213857245213e-6,
+        -1.98412698295895385996e-4, 8.33333333332211858878e-3, -1.66666666666666307295e-1)
+_COS = (-1.13585365213876817300e-11, 2.08757008419747316778e-9, -2.75573141792967388112e-7,
+        2.48015872888517045348e-5, -1.38888888888730564116e-3, 4.16666666666665929218e-2)
+_TAN_P = (-1.30936939181383777646e4, 1.15351664838587416140e6, -1.79565251976484877988e7)
+_TAN_Q = (1.0, 1.36812963470692954678e4, -1.32089234440210967447e6, 2.50083801823357915839e7,
+          -5.38695755929454629881e7)
+_REDUCE_THRESHOLD = float(1 << 29)
+_M64 = (1 << 64) - 1
+
+
+def _four_over_pi_words() -> list[int]:
+    """trig_reduce.go ``mPi4``: 4/pi = sum of word[i] * 2**(-64 i), 20 words, computed with
+    Machin's formula in integers (1,400 bits, more than the 1,216 the table holds)."""
+    bits = 1400
+    one = 1 << bits
+
+    def arctan_inv(n: int) -> int:
+        total, term, k, sign = 0, one // n, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= n * n
+            k += 2
+            sign = -sign
+        return total
+
+    pi_fixed = 16 * arctan_inv(5) - 4 * arctan_inv(239)
+    scaled = (4 << (bits + 64 * 19)) // pi_fixed  # floor(4/pi * 2**(64*19))
+    return [(scaled >> (64 * (19 - i))) & _M64 for i in range(20)]
+
+
+_MPI4 = _four_over_pi_words()
+
+
+def _trig_reduce(x: float) -> tuple[int, float]:
+    """trig_reduce.go ``trigReduce``: x = j*Pi/4 + z for huge x, with 4/pi to 192 bits."""
+    if x < math.pi / 4:
+        return 0, x
+    ix = int(np.float64(x).view(np.uint64))
+    exp = ((ix >> 52) & 0x7FF) - 1023 - 52
+    ix = (ix & ~(0x7FF << 52)) | (1 << 52)
+    digit, bitshift = (exp + 61) // 64, (exp + 61) % 64
+
+    def word(i: int) -> int:
+        hi = (_MPI4[i] << bitshift) & _M64
+        return hi | (_MPI4[i + 1] >> (64 - bitshift)) if bitshift else hi
+
+    z0, z1, z2 = word(digit), word(digit + 1), word(digit + 2)
+    z2hi = (z2 * ix) >> 64
+    z1p = z1 * ix
+    z1hi, z1lo = z1p >> 64, z1p & _M64
+    z0lo = (z0 * ix) & _M64
+    lo = z1lo + z2hi
+    carry, lo = lo >> 64, lo & _M64
+    hi = (z0lo + z1hi + carry) & _M64
+    j = hi >> 61
+    hi = ((hi << 3) & _M64) | (lo >> 61)
+    lz = 64 - hi.bit_length()
+    e = 1023 - (lz + 1)
+    hi = ((hi << (lz + 1)) & _M64) | (lo >> (64 - (lz + 1)))
+    hi >>= 64 - 52
+    hi |= e << 52
+    z = float(np.uint64(hi).view(np.float64))
+    if j & 1 == 1:
+        j = (j + 1) & 7
+        z -= 1
+    return j, z * (math.pi / 4)
+
+
+def _octant(x: float) -> tuple[int, float]:
+    if x >= _REDUCE_THRESHOLD:
+        return _trig_reduce(x)
+    j = int(x * _4_OVER_PI)
+    y = float(j)
+    if j & 1 == 1:
+        j += 1
+        y += 1
+    return j & 7, ((x - y * _PI4A) - y * _PI4B) - y * _PI4C
+
+
+def _sin_poly(z: float, zz: float) -> float:
+    return z + z * zz * (((((_SIN[0] * zz + _SIN[1]) * zz + _SIN[2]) * zz + _SIN[3]) * zz + _SIN[4]) * zz + _SIN[5])
+
+
+def _cos_poly(zz: float) -> float:
+    return 1.0 - 0.5 * zz + zz * zz * (((((_COS[0] * zz + _COS[1]) * zz + _COS[2]) * zz + _COS[3]) * zz
+                                        + _COS[4]) * zz + _COS[5])
+
+
+def go_sin(x: float) -> float:
+    """Go's ``math.Sin`` (``sin.go``)."""
+    if x == 0 or math.isnan(x):
+        return x
+    if math.isinf(x):
+        return math.nan
+    sign = x < 0
+    j, z = _octant(-x if sign else x)
+    if j > 3:
+        sign, j = not sign, j - 4
+    zz = z * z
+    y = _cos_poly(zz) if j in (1, 2) else _sin_poly(z, zz)
+    return -y if sign else y
+
+
+def go_cos(x: float) -> float:
+    """Go's ``math.Cos`` (``sin.go``)."""
+    if math.isnan(x) or math.isinf(x):
+        return math.nan
+    j, z = _octant(abs(x))
+    sign = False
+    if j > 3:
+        j -= 4
+        sign = not sign
+    if j > 1:
+        sign = not sign
+    zz = z * z
+    y = _sin_poly(z, zz) if j in (1, 2) else _cos_poly(zz)
+    return -y if sign else y
+
+
+def go_tan(x: float) -> float:
+    """Go's ``math.Tan`` (``tan.go``)."""
+    if x == 0 or math.isnan(x):
+        return x
+    if math.isinf(x):
+        return math.nan
+    sign = x < 0
+    j, z = _octant(-x if sign else x)
+    zz = z * z
+    if zz > 1e-14:
+        y = z + z * (zz * ((_TAN_P[0] * zz + _TAN_P[1]) * zz + _TAN_P[2])
+                     / ((((zz + _TAN_Q[1]) * zz + _TAN_Q[2]) * zz + _TAN_Q[3]) * zz + _TAN_Q[4]))
+    else:
+        y = z
+    if j & 2 == 2:
+        y = -1 / y
+    return -y if sign else y
+
+
+def _xatan(x: float) -> float:
+    p = (-8.750608600031904122785e-01, -1.615753718733365076637e+01, -7.500855792314704667340e+01,
+         -1.228866684490136173410e+02, -6.485021904942025371773e+01)
+    q = (2.485846490142306297962e+01, 1.650270098316988542046e+02, 4.328810604912902668951e+02,
+         4.853903996359136964868e+02, 1.945506571482613964425e+02)
+    z = x * x
+    z = z * ((((p[0] * z + p[1]) * z + p[2]) * z + p[3]) * z + p[4]) / (((((z + q[0]) * z + q[1]) * z + q[2]) * z
+                                                                          + q[3]) * z + q[4])
+    return x * z + x
+
+
+def _satan(x: float) -> float:
+    morebits = 6.123233995736765886130e-17
+    if x <= 0.66:
+        return _xatan(x)
+    if x > 2.41421356237309504880:
+        return math.pi / 2 - _xatan(1 / x) + morebits
+    return math.pi / 4 + _xatan((x - 1) / (x + 1)) + 0.5 * morebits
+
+
+def go_atan(x: float) -> float:
+    """Go's ``math.Atan`` (``atan.go``)."""
+    if x == 0 or math.isnan(x):
+        return x
+    return _satan(x) if x > 0 else -_satan(-x)
+
+
+def go_asin(x: float) -> float:
+    """Go's ``math.Asin`` (``asin.go``)."""
+    if x == 0 or math.isnan(x):
+        return x
+    sign = x < 0
+    x = abs(x)
+    if x > 1:
+        return math.nan
+    temp = math.sqrt(1 - x * x)
+    temp = math.pi / 2 - _satan(temp / x) if x > 0.7 else _satan(x / temp)
+    return -temp if sign else temp
+
+
+def go_acos(x: float) -> float:
+    """Go's ``math.Acos``: Pi/2 - Asin(x)."""
+    return math.pi / 2 - go_asin(x)
+
+
+def go_atan2(y: float, x: float) -> float:
+    """Go's ``math.Atan2`` (``atan2.go``)."""
+    if math.isnan(y) or math.isnan(x):
+        return math.nan
+    if y == 0:
+        return math.copysign(0.0, y) if x >= 0 and math.copysign(1.0, x) > 0 else math.copysign(math.pi, y)
+    if x == 0:
+        return math.copysign(math.pi / 2, y)
+    if math.isinf(x):
+        if x > 0:
+            return math.copysign(math.pi / 4, y) if math.isinf(y) else math.copysign(0.0, y)
+        return math.copysign(_3PI_4, y) if math.isinf(y) else math.copysign(math.pi, y)
+    if math.isinf(y):
+        return math.copysign(math.pi / 2, y)
+    q = go_atan(y / x)
+    if x < 0:
+        return q + math.pi if q <= 0 else q - math.pi
+    return q
+
+
+def go_sinh(x: float) -> float:
+    """Go 1.19's ``math.Sinh`` (``sinh.go``)."""
+    sign = x < 0
+    if sign:
+        x = -x
+    if x > 21:
+        temp = go_exp(x) / 2
+    elif x > 0.5:
+        ex = go_exp(x)  # Go 1.19: (ex - 1/ex) / 2, as promtool 2.42 computes it
+        temp = (ex - 1 / ex) / 2
+    else:
+        sq = x * x
+        temp = (((-0.2630563213397497062819489e+2 * sq - 0.2894211355989563807284660366e+4) * sq
+                 - 0.8991272022039509355398013511e+5) * sq - 0.6307673640497716991184787251e+6) * x
+        temp = temp / (((sq - 0.173678953558233699533450911e+3) * sq + 0.1521517378790019070696485176e+5) * sq
+                       - 0.6307673640497716991212077277e+6)
+    return -temp if sign else temp
+
+
+def go_cosh(x: float) -> float:
+    """Go 1.19's ``math.Cosh`` (``sinh.go``: ``(ex + 1/ex) / 2``, which promtool 2.42 matches
+    and ``(Exp(x) + Exp(-x)) / 2`` does not)."""
+    x = abs(x)
+    if x > 21:
+        return go_exp(x) / 2
+    ex = go_exp(x)
+    return (ex + 1 / ex) / 2
+
+
+def go_tanh(x: float) -> float:
+    """Go's ``math.Tanh`` (``tanh.go``)."""
+    z = abs(x)
+    if z > 0.5 * 8.8029691931113054295988e+01:
+        return -1.0 if x < 0 else 1.0
+    if z >= 0.625:
+        s = go_exp(2 * z)
+        z = 1 - 2 / (s + 1)
+        return -z if x < 0 else z
+    if x == 0:
+        return x
+    s = x * x
+    return x + x * s * ((-9.64399179425052238628e-1 * s - 9.92877231001918586564e1) * s
+                        - 1.61468768441708447952e3) / (((s + 1.12811678491632931402e2) * s
+                                                        + 2.23548839060100448583e3) * s + 4.84406305325125486048e3)
+
+
 def vectorize(f: Callable[[float], float]) -> Callable[[FloatArray], FloatArray]:
     """An element-wise numpy version of a scalar function."""
     def apply(values: FloatArray) -> FloatArray:
@@ -258,12 +520,43 @@ def vectorize(f: Callable[[float], float]) -> Callable[[FloatArray], FloatArray]
     return apply
 
 
-def pow_arrays(lhs: FloatArray | float, rhs: FloatArray | float) -> FloatArray:
-    """:func:`go_pow` element-wise over numpy arrays or scalars (broadcast)."""
-    a, b = np.broadcast_arrays(np.asarray(lhs, dtype=np.float64), np.asarray(rhs, dtype=np.float64))
-    out = np.fromiter((go_pow(x, y) for x, y in zip(a.ravel().tolist(), b.ravel().tolist(), strict=True)),
-                      dtype=np.float64, count=a.size)
-    return out.reshape(a.shape)
+_Binary = Callable[[FloatArray | float, FloatArray | float], FloatArray]
 
 
-__all__ = ["USE_FMA", "fma", "go_exp", "go_log", "go_log2", "go_log10", "go_pow", "pow_arrays", "vectorize"]
+def _binary_arrays(f: Callable[[float, float], float]) -> _Binary:
+    def apply(lhs: FloatArray | float, rhs: FloatArray | float) -> FloatArray:
+        a, b = np.broadcast_arrays(np.asarray(lhs, dtype=np.float64), np.asarray(rhs, dtype=np.float64))
+        out = np.fromiter((f(x, y) for x, y in zip(a.ravel().tolist(), b.ravel().tolist(), strict=True)),
+                          dtype=np.float64, count=a.size)
+        return out.reshape(a.shape)
+    return apply
+
+
+pow_arrays = _binary_arrays(go_pow)
+""":func:`go_pow` element-wise over numpy arrays or scalars (broadcast)."""
+atan2_arrays = _binary_arrays(go_atan2)
+""":func:`go_atan2` element-wise (``y atan2 x``)."""
+
+
+__all__ = [
+    "USE_FMA",
+    "atan2_arrays",
+    "fma",
+    "go_acos",
+    "go_asin",
+    "go_atan",
+    "go_atan2",
+    "go_cos",
+    "go_cosh",
+    "go_exp",
+    "go_log",
+    "go_log2",
+    "go_log10",
+    "go_pow",
+    "go_sin",
+    "go_sinh",
+    "go_tan",
+    "go_tanh",
+    "pow_arrays",
+    "vectorize",
+]
