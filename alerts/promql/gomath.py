@@ -20,8 +20,8 @@ go1.19.8), operation by operation in IEEE double arithmetic, so results agree to
   ``y`` and repeated squaring with ``Frexp`` for its integer part).
 * ``Sin``, ``Cos``, ``Tan`` (Cephes polynomials after reduction by Pi/4 split in three;
   Payne-Hanek reduction with 4/pi's bits beyond 2**29, ``trig_reduce.go``), ``Atan``,
-  ``Asin``, ``Acos``, ``Atan2``, ``Sinh``, ``Cosh``, ``Tanh``: the pure-Go code amd64 runs.
-  (``asinh``, ``acosh``, ``atanh`` still use numpy's: Go's go through ``Log1p``.)
+  ``Asin``, ``Acos``, ``Atan2``, ``Sinh``, ``Cosh``, ``Tanh``, ``Asinh``, ``Acosh``, ``Atanh``
+  (through ``Log1p``): the pure-Go code amd64 runs.
 
 ``sqrt`` needs nothing: Go and C both use the correctly rounded instruction.
 """
@@ -511,6 +511,130 @@ def go_tanh(x: float) -> float:
     return x + x * s * ((-9.64399179425052238628e-1 * s - 9.92877231001918586564e1) * s
                         - 1.61468768441708447952e3) / (((s + 1.12811678491632931402e2) * s
                                                         + 2.23548839060100448583e3) * s + 4.84406305325125486048e3)
+
+
+def _bits(x: float) -> int:
+    return int(np.float64(x).view(np.uint64))
+
+
+def _from_bits(b: int) -> float:
+    return float(np.uint64(b).view(np.float64))
+
+
+def go_log1p(x: float) -> float:
+    """Go's ``math.Log1p`` (``log1p.go``, FreeBSD's ``s_log1p.c``; pure Go on amd64)."""
+    if x < -1 or math.isnan(x):
+        return math.nan
+    if x == -1:
+        return -math.inf
+    if math.isinf(x):
+        return math.inf
+    absx = abs(x)
+    f = 0.0
+    iu = 0
+    k = 1
+    if absx < 4.142135623730950488017e-01:
+        if absx < 1.0 / (1 << 29):
+            if absx < 1.0 / (1 << 54):
+                return x
+            return x - x * x * 0.5
+        if x > -2.928932188134524755992e-01:
+            k, f, iu = 0, x, 1
+    c = 0.0
+    if k != 0:
+        if absx < float(1 << 53):
+            u = 1.0 + x
+            iu = _bits(u)
+            k = (iu >> 52) - 1023
+            c = 1.0 - (u - x) if k > 0 else x - (u - 1.0)
+            c /= u
+        else:
+            u = x
+            iu = _bits(u)
+            k = (iu >> 52) - 1023
+            c = 0.0
+        iu &= 0x000FFFFFFFFFFFFF
+        if iu < 0x0006A09E667F3BCD:
+            u = _from_bits(iu | 0x3FF0000000000000)
+        else:
+            k += 1
+            u = _from_bits(iu | 0x3FE0000000000000)
+            iu = (0x0010000000000000 - iu) >> 2
+        f = u - 1.0
+    hfsq = 0.5 * f * f
+    kf = float(k)
+    if iu == 0:
+        if f == 0:
+            if k == 0:
+                return 0.0
+            c += kf * _LN2LO
+            return kf * _LN2HI + c
+        big_r = hfsq * (1.0 - 0.66666666666666666 * f)
+        if k == 0:
+            return f - big_r
+        return kf * _LN2HI - ((big_r - (kf * _LN2LO + c)) - f)
+    s = f / (2.0 + f)
+    z = s * s
+    big_r = z * (_L[0] + z * (_L[1] + z * (_L[2] + z * (_L[3] + z * (_L[4] + z * (_L[5] + z * _L[6]))))))
+    if k == 0:
+        return f - (hfsq - s * (hfsq + big_r))
+    return kf * _LN2HI - ((hfsq - (s * (hfsq + big_r) + (kf * _LN2LO + c))) - f)
+
+
+_LN2_ASINH = 6.93147180559945286227e-01
+
+
+def go_asinh(x: float) -> float:
+    """Go's ``math.Asinh`` (``asinh.go``)."""
+    if math.isnan(x) or math.isinf(x):
+        return x
+    sign = x < 0
+    if sign:
+        x = -x
+    if x > float(1 << 28):
+        temp = go_log(x) + _LN2_ASINH
+    elif x > 2:
+        temp = go_log(2 * x + 1 / (math.sqrt(x * x + 1) + x))
+    elif x < 1.0 / (1 << 28):
+        temp = x
+    else:
+        temp = go_log1p(x + x * x / (1 + math.sqrt(1 + x * x)))
+    return -temp if sign else temp
+
+
+def go_acosh(x: float) -> float:
+    """Go's ``math.Acosh`` (``acosh.go``)."""
+    if x < 1 or math.isnan(x):
+        return math.nan
+    if x == 1:
+        return 0.0
+    if x >= float(1 << 28):
+        return go_log(x) + _LN2_ASINH
+    if x > 2:
+        return go_log(2 * x - 1 / (x + math.sqrt(x * x - 1)))
+    t = x - 1
+    return go_log1p(t + math.sqrt(2 * t + t * t))
+
+
+def go_atanh(x: float) -> float:
+    """Go's ``math.Atanh`` (``atanh.go``)."""
+    if x < -1 or x > 1 or math.isnan(x):
+        return math.nan
+    if x == 1:
+        return math.inf
+    if x == -1:
+        return -math.inf
+    sign = x < 0
+    if sign:
+        x = -x
+    if x < 1.0 / (1 << 28):
+        temp = x
+    elif x < 0.5:
+        temp = x + x
+        temp = 0.5 * go_log1p(temp + temp * x / (1 - x))
+    else:
+        temp = 0.5 * go_log1p((x + x) / (1 - x))
+    return -temp if sign else temp
 
 
 def vectorize(f: Callable[[float], float]) -> Callable[[FloatArray], FloatArray]:
