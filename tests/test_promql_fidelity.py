@@ -243,7 +243,7 @@ MATH_QUERIES = [(q, 0) for q in ("exp(x)", "ln(x)", "log2(x)", "log10(x)", "x ^ 
                                  "sin(x)", "cos(x)", "tan(x)", "sin(x / 1e3)", "cos(x % 10)", "tan(x % 3)",
                                  "atan(x)", "asin(x % 1)", "acos(x % 1)", "sinh(x % 30)", "cosh(x % 30)",
                                  "tanh(x % 2)", "x atan2 (x / 3 + 1)", "asinh(x)", "acosh(x % 5 + 1)",
-                                 "atanh(x % 1)")]
+                                 "atanh(x % 1)", "sgn(x)", "round(x, 0.1)", "x % -3")]
 
 
 def test_math_agrees_with_promtool_to_the_bit(tmp_path: Path) -> None:

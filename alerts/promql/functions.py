@@ -401,7 +401,8 @@ def _clamp_max(a: CallArgs) -> Vector:
 
 
 def _sgn(x: FloatArray) -> FloatArray:
-    return np.where(np.isnan(x), x, np.sign(x))
+    """functions.go ``funcSgn``: -1, 1, or the value itself (NaN, 0 and -0 stay as they are)."""
+    return np.where(x < 0, -1.0, np.where(x > 0, 1.0, x))
 
 
 def _date(kind: str) -> Impl:
