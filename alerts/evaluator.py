@@ -310,7 +310,9 @@ class AlertEvaluator:
         A group with its own ``interval`` is evaluated only at multiples of it.
         """
         t_ms = to_ms(t)
-        ctx = EvalContext(self.storage, t_ms, self.lookback_ms, t_ms, t_ms, to_ms(self.interval_s))
+        # No sample after the evaluation time exists for it (as in Prometheus): a run recorded
+        # in full and evaluated afterwards (promtool files, unit tests) reads what a live one reads.
+        ctx = EvalContext(self.storage, t_ms, self.lookback_ms, t_ms, t_ms, to_ms(self.interval_s), t_ms)
         template_env = (tuple(sorted(self.external_labels.items())), self.external_url)
         if template_env != self._template_env:  # template memos are only valid for one environment
             self._template_env = template_env

@@ -351,3 +351,95 @@ def test_staggered_promtool_adds_in_the_embedded_order(tmp_path: Path) -> None:
     for _ in range(3):
         res = run_promtool("test", "rules", str(path))
         assert res.returncode == 0, res.stdout[-3000:] + res.stderr
+
+
+# ---------------------------------------------------------------------------- a rule file with all of it
+
+FEATURE_RULES = """\
+groups:
+  - name: features
+    limit: 40
+    rules:
+      - record: job:req:sum_over_time
+        expr: sum by (job) (sum_over_time(req_total{job=~"(?i)API|web"}[5m]))
+      - alert: ErrorShare
+        expr: sum by (job) (rate(err_total[2m])) / sum by (job) (rate(req_total{job=~"(?i)api|WEB"}[2m])) > 0.05
+        annotations:
+          share: "{{ $value | humanizePercentage }}"
+      - alert: LookingAhead
+        expr: (req_total offset -2m) - req_total < 1 or absent(req_total offset -10m)
+        annotations:
+          value: "{{ $value }}"
+      - alert: Named
+        expr: load > 0.5
+        annotations:
+          summary: "{{ $labels.__name__ }} of {{ $labels.job }} is {{ $value }}"
+      - alert: Curved
+        expr: exp(avg_over_time(load[5m])) ^ 1.5 + sin(load * 10) + ln(load + 1) + (load atan2 3) > 1.6
+        annotations:
+          value: "{{ $value }}"
+"""
+
+
+def _feature_series(ev: object) -> None:
+    import random
+
+    from alerts.evaluator import AlertEvaluator
+
+    assert isinstance(ev, AlertEvaluator)
+    rnd = random.Random(5)
+    totals: dict[tuple[str, str, str], float] = {}
+    for step in range(80):
+        samples: list[tuple[dict[str, str], float]] = []
+        for job in ("api", "web", "Batch"):
+            for code in ("200", "500", "503", "404"):
+                key = (job, code, "req")
+                totals[key] = totals.get(key, 0.0) + rnd.uniform(0, 30) * (3 if code == "200" else 0.4)
+                samples.append(({"__name__": "req_total", "job": job, "code": code}, totals[key]))
+                if code != "200":
+                    samples.append(({"__name__": "err_total", "job": job, "code": code}, totals[key]))
+            samples.append(({"__name__": "load", "job": job}, rnd.uniform(0, 1)))
+        ev.ingest_samples(step * 15.0, samples)
+
+
+def test_a_rule_file_with_every_feature_agrees_with_promtool(tmp_path: Path) -> None:
+    """Negative offsets, inline regex flags, a group limit, compensated sums over time, Go's math,
+    $labels.__name__, humanizePercentage of sums of several series: the embedded evaluator's
+    alerts and annotations at every step are promtool's, to the last digit."""
+    _need_promtool()
+    from alerts.evaluator import AlertEvaluator
+    from alerts.promtool import record_run, run_promtool, staggered, unit_test_yaml
+    from alerts.rules import load_rule_text
+
+    rules = tmp_path / "features.rules.yaml"
+    rules.write_text(FEATURE_RULES)
+    ev = AlertEvaluator(load_rule_text(FEATURE_RULES))
+    _feature_series(ev)
+    sev = staggered(ev)
+    st = sev.storage
+    run = record_run(sev, int(st.ts[0]), int(st.ts[st.n_rows - 1]), 15_000)
+    assert not sev.rule_errors()
+    fired = {a.rule for snap in run.alerts for a in snap if a.state == "firing"}
+    assert fired == {"ErrorShare", "LookingAhead", "Named", "Curved"}, fired
+    named = next(a for snap in run.alerts for a in snap if a.rule == "Named")
+    assert named.annotations["summary"].startswith("load of ")
+    path = tmp_path / "features_test.yaml"
+    path.write_text(unit_test_yaml(sev, run, rules))
+    res = run_promtool("test", "rules", str(path))
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr
+
+
+def test_rule_evaluation_sees_no_sample_after_its_time() -> None:
+    """A run evaluated after it was recorded reads what it read live (and what promtool reads):
+    ``absent(x offset -10m)`` holds, ``x offset -2m`` is the newest sample so far."""
+    from alerts.evaluator import AlertEvaluator
+    from alerts.rules import load_rule_text
+
+    ev = AlertEvaluator(load_rule_text("groups:\n- name: g\n  rules:\n  - alert: Absent\n"
+                                       "    expr: absent(x offset -10m)\n  - alert: Ahead\n"
+                                       "    expr: (x offset -2m) == 5\n"))
+    for t in range(0, 901, 15):
+        ev.ingest_samples(float(t), [({"__name__": "x"}, float(t // 60))])
+    trs = ev.evaluate(300.0)
+    assert [(tr.rule, tr.to_state, tr.value) for tr in trs if tr.to_state == "firing"] == [
+        ("Absent", "firing", 1.0), ("Ahead", "firing", 5.0)]  # x at 5m, not at 7m

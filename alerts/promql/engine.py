@@ -59,6 +59,11 @@ class EvalContext:
         start_ms, end_ms: the query's start and end (for ``@ start()`` / ``@ end()``);
             both equal ``t_ms`` for instant queries and rule evaluation.
         subquery_step_ms: default subquery resolution (the global evaluation interval).
+        horizon_ms: samples after this time do not exist for this evaluation (None: all do).
+            Rule evaluation sets it to the evaluation time, as a Prometheus server (and
+            ``promtool test rules``, which appends the samples up to each step before
+            evaluating it) has no later sample: ``x offset -5m`` then reads the newest sample
+            at or before the evaluation time within the lookback of ``t + 5m``.
     """
 
     storage: Storage
@@ -67,13 +72,15 @@ class EvalContext:
     start_ms: int | None = None
     end_ms: int | None = None
     subquery_step_ms: int = 60_000
+    horizon_ms: int | None = None
 
     @property
     def labels(self) -> LabelTable:
         return self.storage.labels
 
     def at(self, t_ms: int) -> EvalContext:
-        return EvalContext(self.storage, t_ms, self.lookback_ms, self.start_ms, self.end_ms, self.subquery_step_ms)
+        return EvalContext(self.storage, t_ms, self.lookback_ms, self.start_ms, self.end_ms, self.subquery_step_ms,
+                           self.horizon_ms)
 
 
 @dataclass
@@ -240,7 +247,13 @@ class SelectorNode(Node):
 
     def eval(self, ctx: EvalContext) -> Value:
         st = ctx.storage
-        cols, vals, ts = st.instant(self.cols(st), self.ref_time(ctx), ctx.lookback_ms)
+        ref, lookback = self.ref_time(ctx), ctx.lookback_ms
+        horizon = ctx.horizon_ms
+        if horizon is not None and ref > horizon:  # the window [ref - lookback, ref], cut at the horizon
+            ref, lookback = horizon, lookback - (ref - horizon)
+            if lookback < 0:
+                return Vector.empty()
+        cols, vals, ts = st.instant(self.cols(st), ref, lookback)
         return Vector(st.col_lid[cols], vals, ts)
 
 
@@ -257,7 +270,8 @@ class MatrixSelectorNode(Node):
         st = ctx.storage
         end = self.selector.ref_time(ctx)
         start = end - self.range_ms
-        cols, ts, vals, mask = st.window(self.selector.cols(st), start, end)
+        last = end if ctx.horizon_ms is None else min(end, ctx.horizon_ms)
+        cols, ts, vals, mask = st.window(self.selector.cols(st), start, last)
         return Matrix(st.col_lid[cols], ts, vals, mask, start, end)
 
     def children(self) -> list[Node]:
@@ -815,7 +829,8 @@ class SharedNode(Node):
 
     def eval(self, ctx: EvalContext) -> Value:
         st = ctx.storage
-        key = (st, st.generation, ctx.t_ms, ctx.lookback_ms, ctx.start_ms, ctx.end_ms, ctx.subquery_step_ms)
+        key = (st, st.generation, ctx.t_ms, ctx.lookback_ms, ctx.start_ms, ctx.end_ms, ctx.subquery_step_ms,
+               ctx.horizon_ms)
         if self._value is not None and key == self._key:  # Storage compares by identity
             return self._value
         value = self.expr.eval(ctx)
