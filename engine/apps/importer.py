@@ -997,6 +997,7 @@ class _Extras:
 
     secrets: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # name -> (type, keys)
     configmap_keys: dict[str, list[str]] = field(default_factory=dict)  # data and binaryData keys
+    configmap_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> "file: document N"
     claims: set[str] = field(default_factory=set)  # PersistentVolumeClaim names
     http_routes: list[dict[str, Any]] = field(default_factory=list)  # {kind, name, service, path, host?}
@@ -1071,6 +1072,8 @@ def _load_manifests(
                 name = _text(_as_dict(obj.get("metadata")).get("name"))
                 configmaps[name] = {str(k): _text(v) for k, v in _as_dict(obj.get("data")).items()}
                 extras.configmap_keys[name] = [*configmaps[name], *map(str, _as_dict(obj.get("binaryData")))]
+                labels = _as_dict(_as_dict(obj.get("metadata")).get("labels"))
+                extras.configmap_labels[name] = {str(k): _text(v) for k, v in labels.items()}
                 extras.sources[("ConfigMap", name)] = f"{path}: document {index}"
             elif kind == "Secret":
                 name = _text(_as_dict(obj.get("metadata")).get("name"))
@@ -1583,8 +1586,15 @@ class _Importer:
         datasource URLs, an nginx ``proxy_pass``): URLs and ``host:port`` in their text, kept only
         when the host is a Service or workload of the manifests (config text names many others)."""
         edges: list[tuple[_Edge, str]] = []
-        for volume in workload.volumes:
-            name = _text(_as_dict(volume.get("configMap")).get("name"))
+        names = [_text(_as_dict(volume.get("configMap")).get("name")) for volume in workload.volumes]
+        for container in workload.containers:
+            # The k8s-sidecar convention (Grafana's chart): a sidecar with env LABEL (and
+            # LABEL_VALUE) copies every ConfigMap carrying that label into the pod.
+            env, _ = _container_env(container, self.configmaps)
+            if env.get("LABEL"):
+                names += [n for n, labels in self.extras.configmap_labels.items() if env["LABEL"] in labels
+                          and labels[env["LABEL"]] == env.get("LABEL_VALUE", labels[env["LABEL"]])]
+        for name in dict.fromkeys(names):
             for key, text in self.configmaps.get(name, {}).items():
                 hosts = [_split_host_port(n.rsplit("@", 1)[-1]) for n in _URL_RE.findall(text)]
                 hosts += [(m.group(1), int(m.group(2))) for m in _TEXT_HOST_PORT_RE.finditer(text)]
@@ -1743,8 +1753,16 @@ class _Importer:
             chosen_svc = self.kube_services.get(svc_name) if svc_name else None
             reason = f"the port {count} caller address(es) reach"
         else:
-            port = ports[0] if ports else None
-            reason = "the first"
+            port, reason = (ports[0], "the first") if ports else (None, "")
+            exposed = _choose_service(workload, services)
+            for item in exposed.ports if exposed is not None else []:
+                target = _target_port(item, named)
+                if _text(item.get("protocol")).upper() in ("UDP", "SCTP") or target is None:
+                    continue
+                if exposed is not None and (target in ports or not ports):
+                    port, chosen_svc = target, exposed
+                    reason = f"the one Service {exposed.name} exposes (port {item.get('port')})"
+                    break
         if port is not None:
             entry["port"] = port
             if len(ports) > 1:
