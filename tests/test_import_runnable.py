@@ -85,6 +85,7 @@ SOCKS = "".join([
     service("jaeger-agent", 6831, 6831, protocol="UDP"),
     deployment("consul", "hashicorp/consul:1.15", ports="[{containerPort: 8500}]"),
     service("consul", 8500, 8500),
+    deployment("node-agent", "example/agent:1", kind="DaemonSet"),
     deployment("geo", "example/geo:1", ports="[{containerPort: 8083}]",
                args="['-registry-addr=consul:8500', '--memc', 'user-cache:11211']"),
     service("geo", 8083, 8083),
@@ -205,6 +206,8 @@ def test_service_port_udp_and_dangling_references(socks: dict[str, Any]) -> None
     assert "no PersistentVolumeClaim carts-data" in dangling[("carts", "carts-data")]["hint"]
     assert dangling[("orders", "orders-settings")]["via"] == "envFrom configMapRef"
     assert "ConfigMap orders-settings is not in the manifests" in dangling[("orders", "orders-settings")]["hint"]
+    assert "not modelled (the model holds Deployments and StatefulSets): DaemonSet/node-agent" in \
+        socks["imported"]["warnings"]
 
 
 def test_output_loads_and_runs_with_no_edits(socks: dict[str, Any], tmp_path: Path) -> None:

@@ -1,42 +1,56 @@
-"""Build an app-model skeleton from real Kubernetes manifests (and, optionally, a compose file).
+"""Build a runnable app model from real Kubernetes manifests (and, optionally, a compose file
+and a traces file).
 
-``marathon app import MANIFEST... [--compose FILE]`` turns the manifests an application ships
-with into the start of an app model (``engine/apps/FORMAT.md``). The importer records what the
-manifests say and nothing more:
+``marathon app import MANIFEST... [--compose FILE] [--traces FILE]`` turns the manifests an
+application ships with (plain, or Helm-rendered: multi-document YAML either way) into an app
+model (``engine/apps/FORMAT.md``) that loads and runs with no hand edits. The importer records
+what the manifests say:
 
-* every Deployment and StatefulSet, with its first application container's image, container
-  port, resources, env and readiness/liveness probes (converted to the ``Probe`` fields), its
-  replica count and, for stores, whether the data survives a pod restart;
+* every Deployment and StatefulSet, with its application container's image, TCP container
+  port, resources, env, ConfigMap/Secret references (``config_refs``) and readiness/liveness
+  probes (converted to the ``Probe`` fields), its replica count and, for stores, whether the
+  data survives a pod restart;
 * the Service in front of each workload (matched by selector labels), giving ``service_port``;
-  every Service with its ``port -> targetPort`` mapping is listed under ``notes``;
+  every Service with its ``port -> targetPort`` mapping is listed under ``imported``;
 * dependencies named by configuration: env vars whose value is another Service's address
   (``*_ADDR``, ``*_HOST`` with its sibling ``*_PORT``, ``*_URL``, ``*_ENDPOINT``, connection
-  strings such as ``Host=postgresql;...``, ``http://name:port/...`` and ``name:port`` values),
-  and init containers that wait for a peer (``nc -z kafka 9092``, ``wget http://frontend:80``).
-  Kubernetes ``$(VAR)`` references are expanded the way the kubelet does, from the variables
-  defined earlier in the same container. A name that is neither a workload nor a Service of the
-  manifests is reported under ``notes.dangling``, never as a dependency. Telemetry export (an
-  ``OTEL_*``/``OTLP`` variable, or any address of an OpenTelemetry collector) is batched and
-  never fails a request, so it is kept as evidence (``notes.telemetry``), not as a dependency,
-  as in the shipped models.
+  strings such as ``Host=postgresql;...``, ``http://name:port/...``, ``name:port`` values and,
+  as a guess, a bare Service name in any variable not named like a setting), the main
+  container's command and args (``-DSN=...@tcp(catalogue-db:3306)/...``, ``--memc user-cache:11211``),
+  the ConfigMaps mounted into the pod (a collector's exporter endpoints, Grafana's datasource URLs,
+  also through Grafana's sidecar label convention), init containers that wait for a peer
+  (``nc -z kafka 9092``, ``wget http://frontend:80``) and a traces file of observed calls
+  (:func:`read_traces`). Kubernetes ``$(VAR)`` references are expanded the way the kubelet does.
+  A name that is neither a workload nor a Service of the manifests is reported under
+  ``imported.dangling``, never made a dependency; so are ConfigMap, Secret and
+  PersistentVolumeClaim references to objects the manifests lack. Telemetry export (an
+  ``OTEL_*``/``OTLP`` variable, or any address of an OpenTelemetry collector) is batched and never
+  fails a request, so it is kept as evidence (``imported.telemetry``), not as a dependency;
+* stores and brokers from the image (``redis``, ``mysql``, ``memcached``, ``rabbitmq``...), the
+  command (``memcached -m 64``), a port name (``mysql``, ``amqp``), env vars only the server image
+  reads (``MYSQL_ROOT_PASSWORD``, ``KAFKA_BROKER_ID``) or the engine's default port as the only
+  port; etcd, consul and zookeeper as infrastructure (``imported.infrastructure``);
+* entry points from Services of type LoadBalancer or NodePort, Ingress and Gateway API HTTPRoute
+  backends, else the services the load generator addresses; UDP ports are reported
+  (``imported.udp``), never picked as the service's port.
 
 A container with several ports is represented by the port the other workloads' addresses reach
-(the collector's 4317 of seven), else by its first port; ``service_port`` is the port of the
-Service those addresses name, else of the workload's own-name or ClusterIP Service.
+(the collector's 4317 of seven), else by the one its Service exposes, else by its first port.
 
 With a docker-compose file, its ``environment`` (``${VAR}`` resolved from a sibling ``.env`` or
 ``dotenv.env``, never from the calling shell, so that an import is reproducible) and
 ``depends_on`` add the edges the manifests lack; services that exist only in the compose file are
-described under ``notes.compose_only`` (each flagged ``compose_only: true``) so that
-``services`` stays valid.
+described under ``imported.compose_only``.
 
-What configuration cannot tell -- the operations each service serves and their cost, the entry
-routes, the load, most languages -- is left to the user: every service gets ``operations: []``,
-the app gets ``routes: []``, and ``notes.todo`` lists the rest. ``notes`` is the only key that is
-not part of the app-model schema; the user reads it and deletes it before loading the model.
+What configuration cannot tell -- each service's operations and their cost, the routes' shares
+and SLOs, the load, most languages -- gets an explicit default (:mod:`engine.apps.importfill`).
+Every guess (with its evidence) and every default is recorded under ``imported``
+(:class:`engine.apps.model.ImportSection`), which the loader validates and the simulator
+ignores; ``marathon app check FILE`` lists those still in use.
 
 Errors: :class:`ManifestImportError` (a ``ValueError``) names the file, the YAML document index
-and the object (``Deployment/frontend``) where the input is not what the importer can read.
+and the object (``Deployment/frontend``) where the input is not what the importer can read, or
+the line of a traces file.
 """
 
 from __future__ import annotations
@@ -54,6 +68,8 @@ from engine.apps.importfill import complete_model
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 """Kubernetes kinds that become services of the app model."""
+UNMODELLED_WORKLOADS = ("DaemonSet", "ReplicaSet", "ReplicationController", "Pod", "Job", "CronJob")
+"""Kinds that run pods but have no place in the model: reported in ``imported.warnings``."""
 
 STORE_ENGINES: tuple[tuple[str, str], ...] = (
     ("valkey", "valkey"),
@@ -1001,6 +1017,7 @@ class _Extras:
     sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> "file: document N"
     claims: set[str] = field(default_factory=set)  # PersistentVolumeClaim names
     http_routes: list[dict[str, Any]] = field(default_factory=list)  # {kind, name, service, path, host?}
+    unmodelled: list[str] = field(default_factory=list)  # "DaemonSet/node-agent": pods the model cannot hold
 
 
 def _backend_routes(kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -1084,6 +1101,8 @@ def _load_manifests(
                 extras.claims.add(_text(_as_dict(obj.get("metadata")).get("name")))
             elif kind in ("Ingress", "HTTPRoute"):
                 extras.http_routes.extend(_backend_routes(kind, obj))
+            elif kind in UNMODELLED_WORKLOADS:
+                extras.unmodelled.append(f"{kind}/{_text(_as_dict(obj.get('metadata')).get('name'))}")
     if not workloads:
         files = ", ".join(str(p) for p in manifests) or "<no files>"
         raise ManifestImportError(files, "no Deployment or StatefulSet found; nothing to import")
@@ -1102,40 +1121,38 @@ def _dns_label(text: str) -> str:
 
 def import_manifests(manifests: Sequence[Path], compose: Path | None = None, name: str | None = None,
                      traces: Path | None = None) -> dict[str, Any]:
-    """Build an app-model skeleton from Kubernetes manifests and, optionally, a compose file.
+    """Build a runnable app model from Kubernetes manifests and, optionally, a compose file and
+    a traces file.
 
     Args:
         manifests: YAML files of Kubernetes objects (multi-document files are fine; kinds other
-            than Deployment, StatefulSet, Service and ConfigMap are skipped).
+            than Deployment, StatefulSet, Service, ConfigMap, Secret, PersistentVolumeClaim,
+            Ingress and HTTPRoute are skipped).
         compose: a docker-compose file whose ``environment`` and ``depends_on`` add edges; its
             ``${VAR}`` references are resolved from ``.env`` or ``dotenv.env`` beside it.
         name: the app name (DNS label); default: the workloads' namespace, else the name of the
             first manifest's directory.
+        traces: a file of observed calls (:func:`read_traces`), each added as an edge.
 
     Returns:
-        A dict shaped like an app-model file: ``name``, ``title``, ``namespace``,
-        ``provenance``, ``load`` (``generator`` only), ``services`` (one per workload, in
-        manifest order, each with ``operations: []``), ``routes: []`` and ``notes``, a mapping
-        the schema does not know, holding:
-
-        * ``todo``: what the user must fill in (strings);
-        * ``dangling``: references to names the manifests do not define,
-          ``{caller, name, via, env?, container?, value, hint?}``;
-        * ``evidence``: every edge found, ``{caller, callee, via, env?, container?, value?,
-          port?, kubernetes_service?, telemetry?}`` with ``via`` one of ``env``,
-          ``init-container``, ``compose-env``, ``compose-depends_on``;
-        * ``telemetry``: edges that only export telemetry (OTLP to a collector), which are
-          evidence but not dependencies, ``{caller, callee, env}``;
-        * ``kubernetes_services``: every Service with its ``port -> target_port`` mapping;
-        * ``extra_containers``: the containers beside each workload's application container;
-        * with ``compose``: ``compose_only`` (services only the compose file defines, each
-          with ``compose_only: true``) and ``compose_edges_to_compose_only``;
-        * ``warnings``: oddities worth a look (strings).
+        A dict that :func:`engine.apps.model.parse_app` accepts as it is: ``name``, ``title``,
+        ``namespace``, ``description``, ``provenance``, ``load``, ``services`` (one per
+        workload, in manifest order, plus a load generator when the manifests have none),
+        ``routes``, ``config_objects`` and ``imported`` (``engine/apps/FORMAT.md``, *Imported
+        models*): ``guesses`` and ``defaults`` (``{service, field, value, evidence}``),
+        ``entry_points``, ``dangling`` (``{caller, name, via, env?, container?, value?,
+        hint?}``), ``udp``, ``infrastructure``, ``evidence`` (every edge, ``{caller, callee,
+        via, env?, container?, value?, port?, kubernetes_service?, telemetry?}``, ``via`` one of
+        ``env``, ``env-bare-name``, ``args``, ``configmap``, ``init-container``, ``trace``,
+        ``name-pair``, ``compose-env``, ``compose-depends_on``), ``telemetry``,
+        ``kubernetes_services``, ``extra_containers``, ``compose_only``,
+        ``compose_edges_to_compose_only``, ``traces`` and ``warnings``.
 
     Raises:
         ManifestImportError: a file that cannot be read or is not YAML, a document that is not
-            a Kubernetes object, a malformed workload, no Deployment/StatefulSet at all, or a
-            compose file that is not one; the message names the file, document and object.
+            a Kubernetes object, a malformed workload, no Deployment/StatefulSet at all, a
+            compose or traces file that is not one, or no app service at all; the message names
+            the file, document and object (or line).
     """
     return _Importer([Path(p) for p in manifests]).run(Path(compose) if compose is not None else None, name,
                                                        Path(traces) if traces is not None else None)
@@ -1240,6 +1257,9 @@ class _Importer:
                 "env from secrets or field references, left out: "
                 + "; ".join(f"{var} ({', '.join(names)})" for var, names in unresolved_env.items())
             )
+        if self.extras.unmodelled:
+            self.warnings.append("not modelled (the model holds Deployments and StatefulSets): "
+                                 + ", ".join(self.extras.unmodelled))
         compose_notes: dict[str, Any] = {}
         if compose is not None:
             compose_notes.update(self._apply_compose(compose))
