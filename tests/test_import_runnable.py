@@ -86,6 +86,8 @@ SOCKS = "".join([
     deployment("consul", "hashicorp/consul:1.15", ports="[{containerPort: 8500}]"),
     service("consul", 8500, 8500),
     deployment("node-agent", "example/agent:1", kind="DaemonSet"),
+    deployment("memcached-geo", "memcached", ports="[{containerPort: 11211}]"),
+    service("memcached-geo", 11211, 11211),
     deployment("geo", "example/geo:1", ports="[{containerPort: 8083}]",
                args="['-registry-addr=consul:8500', '--memc', 'user-cache:11211']"),
     service("geo", 8083, 8083),
@@ -131,7 +133,7 @@ def guessed(model: dict[str, Any], service: str, field: str) -> dict[str, Any]:
 def test_stores_and_brokers_from_image_command_port_name_and_env(socks: dict[str, Any]) -> None:
     engines = {s["name"]: s["store"]["engine"] for s in socks["services"] if "store" in s}
     assert engines == {"catalogue-db": "mysql", "carts-db": "mongodb", "session-db": "redis",
-                       "rabbitmq": "rabbitmq", "user-cache": "memcached"}
+                       "rabbitmq": "rabbitmq", "user-cache": "memcached", "memcached-geo": "memcached"}
     # catalogue-db's image names no engine: its port named mysql does (checked before the env).
     assert guessed(socks, "catalogue-db", "store.engine")["evidence"] == "container port 3306 named 'mysql'"
     assert guessed(socks, "user-cache", "store.engine")["evidence"] == "command memcached"
@@ -178,7 +180,7 @@ def test_edges_from_env_args_and_bare_names(socks: dict[str, Any]) -> None:
     bare = next(e for e in socks["imported"]["evidence"] if e.get("env") == "SESSION_REDIS")
     assert bare["via"] == "env-bare-name"
     assert deps("catalogue") == {"catalogue-db": None}  # -DSN=...@tcp(catalogue-db:3306)/socksdb
-    assert deps("geo") == {"consul": None, "user-cache": None}
+    assert deps("geo") == {"consul": None, "user-cache": None, "memcached-geo": None}  # the last by name
     assert deps("queue-master") == {"rabbitmq": "RABBIT_ADDR"}
     # The call trees follow: consul's calls are optional, queue-master consumes from rabbitmq.
     geo_calls = {c["service"]: c for c in svc(socks, "geo")["operations"][0]["calls"]}
@@ -253,6 +255,36 @@ def test_profile_agrees_with_the_simulator_static_profile(app: str) -> None:
     ref = static_profile(model)
     assert all(abs(util[s] - ref.utilisation[s]) < 1e-9 for s in util)
     assert all(abs(medians[r] - ref.route_median_ms[r]) < 1e-9 for r in medians)
+
+
+def test_edges_from_a_mounted_config_file(tmp_path: Path) -> None:
+    """Client-library settings in a mounted ConfigMap: a Spring properties file and a JDBC URL."""
+    path = write(tmp_path / "app.yaml", textwrap.dedent("""
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: orders-config}
+        data:
+          application.properties: |
+            spring.data.mongodb.host=orders-mongo
+            spring.datasource.url=jdbc:mysql://ledger:3306/orders
+            spring.application.name=shipping
+        ---
+        """) + deployment(
+        "orders", "example/orders:1", ports="[{containerPort: 80}]",
+        extra=", volumeMounts: [{name: cfg, mountPath: /config}]",
+        volumes="[{name: cfg, configMap: {name: orders-config}}]")
+        + service("orders", 80, 80, kind="LoadBalancer")
+        + deployment("orders-mongo", "mongo:4", ports="[{containerPort: 27017}]")
+        + service("orders-mongo", 27017, 27017)
+        + deployment("ledger", "mysql:8", ports="[{containerPort: 3306}]") + service("ledger", 3306, 3306)
+        + deployment("shipping", "example/shipping:1", ports="[{containerPort: 80}]") + service("shipping", 80, 80))
+    model = import_manifests([path])
+    assert {d["service"] for d in svc(model, "orders")["dependencies"]} == {"orders-mongo", "ledger"}
+    found = {e["callee"]: e for e in model["imported"]["evidence"] if e["caller"] == "orders"}
+    assert found["ledger"]["via"] == "configmap"
+    assert found["ledger"]["container"] == "orders-config/application.properties"
+    assert svc(model, "orders")["config_refs"] == [{"kind": "ConfigMap", "name": "orders-config", "volume": "cfg",
+                                                    "mount_path": "/config"}]
 
 
 def test_traces_file_adds_observed_calls(tmp_path: Path) -> None:

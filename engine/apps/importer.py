@@ -218,6 +218,11 @@ _CLI_HOST_RE = re.compile(
 _NSLOOKUP_RE = re.compile(rf"\b(?:nslookup|getent\s+hosts)\s+({_HOST})")
 _TEXT_HOST_PORT_RE = re.compile(rf"(?<![\w./:@-])({_HOST}):(\d{{1,5}})\b")
 _NOT_A_PEER = frozenset({"localhost", "host.docker.internal"})
+# A host setting in a config file: ``spring.data.mongodb.host=ts-auth-mongo``, ``host: redis``,
+# ``"server": "db"``, ``[client] host = mysql``.
+_CONFIG_HOST_RE = re.compile(
+    rf"(?im)[\w.\-\"']*(?:host|hostname|address|addr|server|servers)[\"']?\s*[:=]\s*[\"']?({_HOST})[\"']?\s*,?\s*$"
+)
 # Env vars whose value names a thing, not a peer, though it may equal a Service name
 # (OTEL_SERVICE_NAME=frontend, MYSQL_DATABASE=catalogue, KAFKA_TOPIC=orders).
 _NOT_ADDRESS_VAR = re.compile(r"(?:^|_)(?:NAME|ID|USER|USERNAME|PASSWORD|DATABASE|DB|TOPIC|QUEUE|BUCKET|TABLE|"
@@ -1383,15 +1388,16 @@ class _Importer:
 
     def _pair_stores(self) -> None:
         """A store nobody addresses is guessed to belong to the app service that shares its name
-        stem (``ts-auth-mongo`` -> ``ts-auth-service``, ``carts-db`` -> ``carts``), as in demos
-        whose services hard-code the store's address in source."""
+        stem (``ts-auth-mongo`` -> ``ts-auth-service``, ``carts-db`` -> ``carts``,
+        ``memcached-rate`` -> ``rate``), as in demos whose services hard-code the store's address
+        in source or in a config file baked into the image."""
         called = {d["service"] for e in self.entries.values() for d in e["dependencies"]}
         apps = [e["name"] for e in self.entries.values() if e["role"] == "app"]
         for entry in self.entries.values():
             if entry["role"] != "store" or entry["name"] in called:
                 continue
-            stem = re.sub(r"[-_](?:mongo|mongodb|db|database|mysql|postgres|postgresql|redis|valkey|cache|"
-                          r"memcached|store)$", "", entry["name"])
+            words = r"(?:mongo|mongodb|db|database|mysql|postgres|postgresql|redis|valkey|cache|memcached|store)"
+            stem = re.sub(rf"^{words}[-_]|[-_]{words}$", "", entry["name"])  # mongodb-geo, ts-auth-mongo
             if stem == entry["name"]:
                 continue
             owners = [a for a in apps if a == stem or re.sub(r"[-_](?:service|svc|api|server)$", "", a) == stem]
@@ -1618,6 +1624,7 @@ class _Importer:
             for key, text in self.configmaps.get(name, {}).items():
                 hosts = [_split_host_port(n.rsplit("@", 1)[-1]) for n in _URL_RE.findall(text)]
                 hosts += [(m.group(1), int(m.group(2))) for m in _TEXT_HOST_PORT_RE.finditer(text)]
+                hosts += [(m.group(1), None) for m in _CONFIG_HOST_RE.finditer(text)]
                 for host, port in dict.fromkeys(hosts):
                     peer = _peer_name(host)
                     if peer is None:
