@@ -168,6 +168,8 @@ def test_entry_points_from_nodeport_ingress_and_httproute(socks: dict[str, Any])
     assert set(routes) == {"front-end", "geo", "orders"}
     assert all(abs(r["share"] - 1 / 3) < 1e-9 for r in routes.values())
     assert routes["geo"]["path"] == "/geo"
+    assert guessed(socks, None, "routes")["value"] == ["front-end", "geo", "orders"]
+    assert "geo (Ingress shop)" in guessed(socks, None, "routes")["evidence"]
     legacy = next(d for d in socks["imported"]["dangling"] if d["name"] == "legacy")
     assert legacy["caller"] == "Ingress/shop" and "no Service legacy" in legacy["hint"]
 

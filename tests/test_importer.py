@@ -136,6 +136,8 @@ def test_ob_probes_resources_roles(ob: dict[str, Any]) -> None:
         "limits": {"cpu": "200m", "memory": "128Mi"},
     }
     assert svc["frontend"]["protocol"] == "http" and svc["cartservice"]["protocol"] == "grpc"
+    protocol = {g["service"]: g["evidence"] for g in ob["imported"]["guesses"] if g["field"] == "protocol"}
+    assert protocol["cartservice"] == "readiness_probe of type grpc" and protocol["redis-cart"] == "store engine redis"
     assert svc["redis-cart"]["role"] == "store"
     assert svc["redis-cart"]["language"] == "redis"
     # redis-cart keeps /data on an emptyDir: a restart loses the carts.

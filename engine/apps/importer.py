@@ -1931,9 +1931,12 @@ class _Importer:
 
     def _guess_protocols(self) -> None:
         for entry in self.entries.values():
-            _set_protocol(entry, self.kube_services, self.workloads[entry["name"]])
+            why = _set_protocol(entry, self.kube_services, self.workloads[entry["name"]])
             if "protocol" not in entry and entry["role"] == "app" and entry["name"] in self.http_callees:
                 entry["protocol"] = "http"  # its callers address it with http:// URLs
+                why = "addressed with http:// URLs by " + ", ".join(sorted(self.http_callees[entry["name"]]))
+            if why is not None:
+                self._guess(entry["name"], "protocol", entry["protocol"], why)
 
     def _extra_containers(self) -> list[dict[str, Any]]:
         extra: list[dict[str, Any]] = []
@@ -2008,27 +2011,33 @@ def _ordered(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {key: entry[key] for key in _SERVICE_FIELDS if key in entry}
 
 
-def _set_protocol(entry: dict[str, Any], kube_services: Mapping[str, _KubeService], workload: _Workload) -> None:
-    """Protocol from what is evident: store engine, probe type, then Service/container port names."""
+def _set_protocol(entry: dict[str, Any], kube_services: Mapping[str, _KubeService], workload: _Workload) -> str | None:
+    """Protocol from what is evident: store engine, probe type, then Service/container port names.
+
+    Returns:
+        The evidence for the protocol set (None when none was set).
+    """
     if "protocol" in entry:
-        return
+        return None
     store = entry.get("store")
     if store is not None:
         entry["protocol"] = "kafka" if store["engine"] == "kafka" else "tcp"
-        return
+        return f"store engine {store['engine']}"
     for key in ("readiness_probe", "liveness_probe"):
         probe = entry.get(key)
         if probe and probe["type"] in ("grpc", "http"):
             entry["protocol"] = probe["type"]
-            return
+            return f"{key} of type {probe['type']}"
     names = [_text(p.get("name")).lower() for p in _as_list(workload.main.get("ports")) if isinstance(p, dict)]
     names += [
         _text(p.get("name")).lower() for s in kube_services.values() if workload.name in s.workloads for p in s.ports
     ]
     for proto in ("grpc", "http"):
-        if any(n == proto or n.startswith(proto + "-") for n in names):
+        hit = next((n for n in names if n == proto or n.startswith(proto + "-")), None)
+        if hit is not None:
             entry["protocol"] = proto
-            return
+            return f"port named {hit!r}"
+    return None
 
 
 def _service_record(svc: _KubeService) -> dict[str, Any]:

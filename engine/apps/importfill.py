@@ -76,10 +76,14 @@ Online Boutique and OpenTelemetry demos)."""
 class _Notes:
     def __init__(self, imported: dict[str, Any]) -> None:
         self.defaults: list[dict[str, Any]] = imported["defaults"]
+        self.guesses: list[dict[str, Any]] = imported["guesses"]
         self.warnings: list[str] = imported["warnings"]
 
     def default(self, service: str | None, path: str, value: Any, why: str) -> None:
         self.defaults.append({"service": service, "field": path, "value": value, "evidence": why})
+
+    def guess(self, service: str | None, path: str, value: Any, why: str) -> None:
+        self.guesses.append({"service": service, "field": path, "value": value, "evidence": why})
 
 
 def _mebibytes(value: float) -> str:
@@ -239,7 +243,11 @@ def _routes(model: dict[str, Any], imported: dict[str, Any], notes: _Notes) -> N
                                   "serves requests: no route")
             continue
         entries.setdefault(svc["name"], point.get("path") or "/")
-    if not entries:
+    if entries:
+        vias = {name: [p["via"] for p in imported["entry_points"] if p["service"] == name] for name in entries}
+        notes.guess(None, "routes", sorted(entries), "entry points: " + "; ".join(
+            f"{name} ({', '.join(v)})" for name, v in vias.items()))
+    else:
         called = {c["service"] for s in services for op in s["operations"] for c in op["calls"]}
         roots = [s["name"] for s in services if s["role"] == "app" and s["operations"] and s["protocol"] != "kafka"
                  and s["name"] not in called]
