@@ -289,6 +289,44 @@ def test_edges_from_a_mounted_config_file(tmp_path: Path) -> None:
                                                     "mount_path": "/config"}]
 
 
+def test_config_file_baked_into_an_image_and_proxy_fan_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    """``--config ui=nginx.conf``: its proxy_pass lines are edges, its directives say nginx, and a
+    reverse proxy forwards each request to one backend (times 1/n), not to all of them."""
+    path = write(tmp_path / "app.yaml", deployment("ui", "example/ui:1", ports="[{containerPort: 8080}]")
+                 + service("ui", 8080, 8080, kind="NodePort")
+                 + "".join(deployment(n, f"example/{n}:1", ports="[{containerPort: 80}]") + service(n, 80, 80)
+                           for n in ("users", "orders", "search")))
+    conf = write(tmp_path / "nginx.conf", """
+        upstream search_backend { server search:80; }
+        server {
+          listen 8080;
+          location /api/v1/users { proxy_pass http://users:80; }
+          location /api/v1/orders { proxy_pass http://orders:80; }
+          location /search { proxy_pass http://search_backend; }
+          location /legacy { proxy_pass http://mainframe:23; }
+        }
+        """)
+    model = import_manifests([path], config_files={"ui": conf})
+    ui = svc(model, "ui")
+    assert {d["service"] for d in ui["dependencies"]} == {"users", "orders", "search"}
+    assert guessed(model, "ui", "language")["value"] == "nginx"
+    assert [c["times"] for c in ui["operations"][0]["calls"]] == [0.333333] * 3
+    assert {e["via"] for e in model["imported"]["evidence"] if e["caller"] == "ui"} == {"config-file"}
+    assert model["provenance"][-1] == f"ui={conf}"
+    out = tmp_path / "m.yaml"
+    out.write_text(dump_skeleton(model), encoding="utf-8")
+    states = {(n.note.service, n.note.field): n.state for n in check_app(out).notes}
+    assert states[("ui", "operations[0].calls[*].times")] == "in use"
+
+    parser = argparse.ArgumentParser()
+    add_import_arguments(parser)
+    assert cmd_app_import(parser.parse_args([str(path), "--config", f"nobody={conf}"])) == 2
+    assert "--config names 'nobody'" in capsys.readouterr().err
+    assert cmd_app_import(parser.parse_args([str(path), "--config", str(conf)])) == 2
+    assert "expects WORKLOAD=FILE" in capsys.readouterr().err
+
+
 def test_traces_file_adds_observed_calls(tmp_path: Path) -> None:
     path = write(tmp_path / "app.yaml", deployment("web", "example/web:1", ports="[{containerPort: 80}]")
                  + service("web", 80, 80, kind="LoadBalancer")

@@ -86,6 +86,11 @@ def _state(data: dict[str, Any], note: ImportNote) -> tuple[str, Any]:
     if note.field == "routes":
         now = sorted(str(_walk(r, "entry.service")) for r in data.get("routes") or [])
         return ("in use" if _same(sorted(note.value or []), now) else "replaced"), now
+    if note.field.endswith("[*].times"):
+        calls = _walk(root, note.field[: -len("[*].times")])
+        times = [c.get("times", 1.0) for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        same = bool(times) and all(abs(float(note.value) - float(t)) < 1e-5 for t in times)
+        return ("in use" if same else "replaced"), times
     if note.field == "routes[*].share":
         shares = [r.get("share") for r in data.get("routes") or [] if isinstance(r, dict)]
         same = bool(shares) and all(isinstance(s, (int, float)) and abs(float(note.value) - s) < 1e-5 for s in shares)

@@ -48,6 +48,14 @@ def add_import_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help='observed calls, JSON Lines of {"from": CALLER, "to": CALLEE} (engine/apps/FORMAT.md)',
     )
+    parser.add_argument(
+        "--config",
+        metavar="WORKLOAD=FILE",
+        action="append",
+        default=[],
+        help="a config file baked into a workload's image (nginx.conf, application.yml), scanned for addresses; "
+        "repeatable",
+    )
     parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the model here, not to stdout")
     parser.add_argument("--name", default=None, help="app name (DNS label); default: the namespace or directory")
     parser.set_defaults(func=cmd_app_import)
@@ -58,7 +66,8 @@ def cmd_app_import(args: argparse.Namespace) -> int:
 
     Args:
         args: ``manifests`` (list of paths), ``compose`` (path or None), ``traces`` (path or
-            None), ``output`` (path or None for stdout) and ``name`` (app name or None).
+            None), ``config`` (``WORKLOAD=FILE`` strings), ``output`` (path or None for stdout)
+            and ``name`` (app name or None).
 
     Returns:
         The exit code: 0 written, 1 the output file could not be written, 2 an input could not
@@ -67,8 +76,16 @@ def cmd_app_import(args: argparse.Namespace) -> int:
     manifests = [Path(p) for p in args.manifests]
     compose = Path(args.compose) if args.compose else None
     traces = Path(args.traces) if getattr(args, "traces", None) else None
+    config_files: dict[str, Path] = {}
+    for item in getattr(args, "config", []):
+        workload, sep, file = item.partition("=")
+        if not sep or not workload or not file:
+            print(f"marathon app import: --config expects WORKLOAD=FILE, got {item!r}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        config_files[workload] = Path(file)
     try:
-        skeleton = import_manifests(manifests, compose=compose, name=args.name, traces=traces)
+        skeleton = import_manifests(manifests, compose=compose, name=args.name, traces=traces,
+                                    config_files=config_files)
     except ManifestImportError as exc:
         print(f"marathon app import: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -1125,7 +1125,7 @@ def _dns_label(text: str) -> str:
 
 
 def import_manifests(manifests: Sequence[Path], compose: Path | None = None, name: str | None = None,
-                     traces: Path | None = None) -> dict[str, Any]:
+                     traces: Path | None = None, config_files: Mapping[str, Path] | None = None) -> dict[str, Any]:
     """Build a runnable app model from Kubernetes manifests and, optionally, a compose file and
     a traces file.
 
@@ -1138,6 +1138,8 @@ def import_manifests(manifests: Sequence[Path], compose: Path | None = None, nam
         name: the app name (DNS label); default: the workloads' namespace, else the name of the
             first manifest's directory.
         traces: a file of observed calls (:func:`read_traces`), each added as an edge.
+        config_files: workload name -> a config file baked into its image (an nginx.conf),
+            scanned like a mounted ConfigMap.
 
     Returns:
         A dict that :func:`engine.apps.model.parse_app` accepts as it is: ``name``, ``title``,
@@ -1148,7 +1150,7 @@ def import_manifests(manifests: Sequence[Path], compose: Path | None = None, nam
         ``entry_points``, ``dangling`` (``{caller, name, via, env?, container?, value?,
         hint?}``), ``udp``, ``infrastructure``, ``evidence`` (every edge, ``{caller, callee,
         via, env?, container?, value?, port?, kubernetes_service?, telemetry?}``, ``via`` one of
-        ``env``, ``env-bare-name``, ``args``, ``configmap``, ``init-container``, ``trace``,
+        ``env``, ``env-bare-name``, ``args``, ``configmap``, ``config-file``, ``init-container``, ``trace``,
         ``name-pair``, ``compose-env``, ``compose-depends_on``), ``telemetry``,
         ``kubernetes_services``, ``extra_containers``, ``compose_only``,
         ``compose_edges_to_compose_only``, ``traces`` and ``warnings``.
@@ -1159,8 +1161,9 @@ def import_manifests(manifests: Sequence[Path], compose: Path | None = None, nam
             compose or traces file that is not one, or no app service at all; the message names
             the file, document and object (or line).
     """
-    return _Importer([Path(p) for p in manifests]).run(Path(compose) if compose is not None else None, name,
-                                                       Path(traces) if traces is not None else None)
+    return _Importer([Path(p) for p in manifests]).run(
+        Path(compose) if compose is not None else None, name, Path(traces) if traces is not None else None,
+        {w: Path(p) for w, p in (config_files or {}).items()})
 
 
 def read_traces(path: Path) -> list[dict[str, Any]]:
@@ -1248,7 +1251,8 @@ class _Importer:
 
     # ---------------------------------------------------------------- the whole import
 
-    def run(self, compose: Path | None, name: str | None, traces: Path | None = None) -> dict[str, Any]:
+    def run(self, compose: Path | None, name: str | None, traces: Path | None = None,
+            config_files: Mapping[str, Path] | None = None) -> dict[str, Any]:
         """The model described in :func:`import_manifests`."""
         namespace = self._namespace()
         app_name = _dns_label(name) if name else _dns_label(namespace or self.paths[0].resolve().parent.name)
@@ -1269,9 +1273,11 @@ class _Importer:
         if compose is not None:
             compose_notes.update(self._apply_compose(compose))
         trace_records = self._apply_traces(traces) if traces is not None else []
+        self._apply_config_files(config_files or {})
         self._pair_stores()
         self._guess_protocols()
         sources = [str(p) for p in self.paths] + [str(f) for f in (compose, traces) if f is not None]
+        sources += [f"{w}={p}" for w, p in (config_files or {}).items()]
         model: dict[str, Any] = {
             "name": app_name,
             "title": app_name.replace("-", " ").title(),
@@ -1622,20 +1628,44 @@ class _Importer:
                           and labels[env["LABEL"]] == env.get("LABEL_VALUE", labels[env["LABEL"]])]
         for name in dict.fromkeys(names):
             for key, text in self.configmaps.get(name, {}).items():
-                hosts = [_split_host_port(n.rsplit("@", 1)[-1]) for n in _URL_RE.findall(text)]
-                hosts += [(m.group(1), int(m.group(2))) for m in _TEXT_HOST_PORT_RE.finditer(text)]
-                hosts += [(m.group(1), None) for m in _CONFIG_HOST_RE.finditer(text)]
-                for host, port in dict.fromkeys(hosts):
-                    peer = _peer_name(host)
-                    if peer is None:
-                        continue
-                    target, _ = self.catalog.resolve(peer)
-                    if target is None or target == workload.name:
-                        continue
-                    edge = _Edge(workload.name, peer, "configmap", container=f"{name}/{key}",
-                                 value=f"{host}:{port}" if port else host, port=port)
-                    edges.append((edge, target))
+                edges.extend(self._config_text_edges(workload.name, text, "configmap", f"{name}/{key}"))
         return edges
+
+    def _config_text_edges(self, caller: str, text: str, via: str, where: str) -> list[tuple[_Edge, str]]:
+        """Edges from a config file's text: URLs, ``host:port`` and host settings whose host is a
+        Service or workload of the manifests (a config file names many other hosts)."""
+        hosts = [_split_host_port(n.rsplit("@", 1)[-1]) for n in _URL_RE.findall(text)]
+        hosts += [(m.group(1), int(m.group(2))) for m in _TEXT_HOST_PORT_RE.finditer(text)]
+        hosts += [(m.group(1), None) for m in _CONFIG_HOST_RE.finditer(text)]
+        edges: list[tuple[_Edge, str]] = []
+        for host, port in dict.fromkeys(hosts):
+            peer = _peer_name(host)
+            if peer is None:
+                continue
+            target, _ = self.catalog.resolve(peer)
+            if target is None or target == caller:
+                continue
+            edge = _Edge(caller, peer, via, container=where, value=f"{host}:{port}" if port else host, port=port)
+            edges.append((edge, target))
+        return edges
+
+    def _apply_config_files(self, files: Mapping[str, Path]) -> None:
+        """Edges from config files baked into a workload's image (``--config WORKLOAD=FILE``:
+        an nginx.conf, an application.yml), read like a mounted ConfigMap."""
+        for workload, path in files.items():
+            if workload not in self.entries:
+                raise ManifestImportError(path, f"--config names {workload!r}, which is no Deployment or "
+                                                f"StatefulSet of the manifests")
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ManifestImportError(path, f"cannot read the config file: {exc}") from None
+            entry = self.entries[workload]
+            if "language" not in entry and re.search(r"^\s*(?:proxy_pass|upstream|server_name)\s", text, re.M):
+                entry["language"], entry["startup_s"] = "nginx", STARTUP_S["nginx"]
+                self._guess(workload, "language", "nginx", f"{path} has nginx directives (proxy_pass, upstream)")
+            for edge, target in self._config_text_edges(workload, text, "config-file", str(path)):
+                self._record(entry, edge, target)
 
     def _record(self, entry: dict[str, Any], edge: _Edge, target: str) -> None:
         """Keep an edge as evidence and, unless it only exports telemetry, as a dependency."""

@@ -12,7 +12,9 @@ still in use. The rules (``engine/apps/FORMAT.md``, *Imported models*):
 * **one operation per service**: ``GET /`` (HTTP), ``/<service>/Handle`` (gRPC), the engine's
   command for a store (:data:`STORE_OPERATIONS`), ``consume`` for a broker consumer that serves no
   port; its cost is the median over the shipped models' operations (:data:`APP_CPU_MS` ...);
-* **calls**: the operation calls each dependency's operation once, in dependency order; calls to
+* **calls**: the operation calls each dependency's operation once, in dependency order (a reverse
+  proxy -- nginx, Envoy, or a ``*-proxy``/``*-gateway`` name -- forwards each request to one of
+  its ``n`` backends: ``times`` 1/n each); calls to
   etcd, consul or zookeeper are optional (clients cache what they read); a broker's operation
   delivers to each consumer asynchronously; calls to monitoring and the load generator are not
   made (the dependency stays); a call that would close a cycle is left out (warned);
@@ -134,6 +136,12 @@ def _operation(svc: dict[str, Any], consumer: bool) -> dict[str, Any]:
     return {"name": "GET /", "method": "GET", "cpu_ms": APP_CPU_MS, "latency_ms": APP_LATENCY_MS}
 
 
+def _is_proxy(svc: dict[str, Any]) -> bool:
+    """A reverse proxy or gateway: an nginx or Envoy image, or a name saying so."""
+    return svc["language"] in ("nginx", "envoy") or bool(re.search(r"(?:^|-)(?:proxy|gateway|ingress)(?:-|$)",
+                                                                     svc["name"]))
+
+
 def _loadgen(services: list[dict[str, Any]], notes: _Notes) -> dict[str, Any]:
     names = {s["name"] for s in services}
     name = next(n for n in ("loadgenerator", "marathon-loadgenerator", "imported-loadgenerator") if n not in names)
@@ -227,6 +235,12 @@ def complete_model(model: dict[str, Any], imported: dict[str, Any], infrastructu
             if callee["name"] in infrastructure:
                 call["optional"] = True
             op["calls"].append(call)
+        forwarded = [c for c in op["calls"] if not c.get("async") and not c.get("optional")]
+        if _is_proxy(svc) and len(forwarded) > 1:
+            for call in forwarded:
+                call["times"] = round(1.0 / len(forwarded), 6)
+            notes.default(svc["name"], "operations[0].calls[*].times", round(1.0 / len(forwarded), 6),
+                          f"a reverse proxy forwards each request to one of its {len(forwarded)} backends")
     _drop_cycles(services, notes)
     _routes(model, imported, notes)
     _load(model, notes)
