@@ -174,6 +174,26 @@ def test_entry_points_from_nodeport_ingress_and_httproute(socks: dict[str, Any])
     assert legacy["caller"] == "Ingress/shop" and "no Service legacy" in legacy["hint"]
 
 
+def test_helm_list_and_a_v1beta1_ingress(tmp_path: Path) -> None:
+    """Rendered charts come as multi-document YAML, sometimes as a ``kind: List``; older
+    Ingresses name their backend ``serviceName`` (``extensions/v1beta1``)."""
+    items = yaml.safe_load_all(deployment("web", "example/web:1", ports="[{containerPort: 3000}]")
+                               + service("web", 80, 3000))
+    listed = {"apiVersion": "v1", "kind": "List", "items": [d for d in items if d]}
+    path = write(tmp_path / "rendered.yaml", "# Source: chart/templates/all.yaml\n" + yaml.safe_dump(listed) + """
+        ---
+        apiVersion: extensions/v1beta1
+        kind: Ingress
+        metadata: {name: old}
+        spec:
+          backend: {serviceName: web, servicePort: 80}
+        """.replace("\n        ", "\n"))
+    model = import_manifests([path])
+    assert model["imported"]["entry_points"] == [{"service": "web", "via": "Ingress old", "path": "/"}]
+    assert (svc(model, "web")["port"], svc(model, "web")["service_port"]) == (3000, 80)
+    assert [r["entry"]["service"] for r in model["routes"]] == ["web"]
+
+
 def test_edges_from_env_args_and_bare_names(socks: dict[str, Any]) -> None:
     def deps(name: str) -> dict[str, str | None]:
         return {d["service"]: d["env"] for d in svc(socks, name)["dependencies"]}
