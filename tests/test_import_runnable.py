@@ -201,6 +201,8 @@ def test_edges_from_env_args_and_bare_names(socks: dict[str, Any]) -> None:
     assert deps("front-end") == {"catalogue": "CATALOGUE_HOST", "session-db": "SESSION_REDIS"}
     bare = next(e for e in socks["imported"]["evidence"] if e.get("env") == "SESSION_REDIS")
     assert bare["via"] == "env-bare-name"
+    assert guessed(socks, "front-end", "dependencies")["evidence"] == \
+        "env SESSION_REDIS=session-db: the value is the name of Service session-db"
     assert deps("catalogue") == {"catalogue-db": None}  # -DSN=...@tcp(catalogue-db:3306)/socksdb
     assert deps("geo") == {"consul": None, "user-cache": None, "memcached-geo": None}  # the last by name
     assert deps("queue-master") == {"rabbitmq": "RABBIT_ADDR"}

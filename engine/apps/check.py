@@ -32,6 +32,7 @@ class NoteStatus:
     now: Any = None
 
     def where(self) -> str:
+        """The note's place as ``services.<name>.<field>``, or the document path."""
         return f"services.{self.note.service}.{self.note.field}" if self.note.service else self.note.field
 
 
@@ -44,6 +45,7 @@ class CheckReport:
     schema_defaults: list[str] = field(default_factory=list)
 
     def in_use(self, kind: str) -> list[NoteStatus]:
+        """The notes of ``kind`` (``default`` or ``guess``) whose value is still the recorded one."""
         return [n for n in self.notes if n.kind == kind and n.state == "in use"]
 
 

@@ -1677,6 +1677,9 @@ class _Importer:
         deps: list[dict[str, Any]] = entry["dependencies"]
         if all(d["service"] != target for d in deps):
             deps.append({"service": target, "env": edge.env})
+            if edge.via.endswith("-bare-name"):
+                self._guess(entry["name"], "dependencies", target,
+                            f"env {edge.env}={edge.value}: the value is the name of Service {edge.target}")
         elif edge.env is not None and edge.env in entry["env"]:
             for dep in deps:
                 if dep["service"] == target and dep["env"] is None:
