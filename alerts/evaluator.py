@@ -413,6 +413,7 @@ class AlertEvaluator:
             if not isinstance(res, Vector):
                 raise ValueError("rule result is not a vector or scalar")
             table = self.storage.labels
+            # in storage order, as Prometheus' head block returns series (the order they were first scraped)
             return [(dict(table.pairs(lid)), v) for lid, v in zip(res.lids.tolist(), res.vals.tolist(), strict=True)]
         return query
 

@@ -698,6 +698,9 @@ class _Printer:
             else:
                 self.bad_verb(verb, arg)
             return
+        if verb == "w" and isinstance(arg, (GoMap, GoStruct, GoPointer, GoSlice, GoTime)) and not self.erroring:
+            self.bad_verb(verb, arg)  # handleMethods: %w outside Errorf
+            return
         if isinstance(arg, bool):
             self.fmt_bool(arg, verb)
         elif isinstance(arg, int):
