@@ -1486,7 +1486,7 @@ def _printable(v: Any) -> Any:
 def _eval_args(args: Sequence[Any]) -> str:
     if len(args) == 1 and isinstance(args[0], str):
         return str(args[0])
-    return sprint(*[_printable(a) for a in args])
+    return sprint(*["<no value>" if a is None else _printable(a) for a in args])  # printableValue of nil
 
 
 def html_escape(s: str) -> str:
