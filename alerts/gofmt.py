@@ -48,6 +48,12 @@ class GoMap(dict[Any, Any]):
         return f"map[{self.key}]{self.elem}"
 
 
+class GoInt64(int):
+    """A Go ``int64`` (``time.Time.Unix`` and friends return one)."""
+
+    __slots__ = ()
+
+
 class GoHTML(str):
     """``html/template.HTML`` (what ``safeHtml`` returns): a string kind of another type."""
 
@@ -110,6 +116,8 @@ def type_name(v: Any) -> str:
         return "<nil>"
     if isinstance(v, bool):
         return "bool"
+    if isinstance(v, GoInt64):
+        return "int64"
     if isinstance(v, int):
         return "int"
     if isinstance(v, float):
