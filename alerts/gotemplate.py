@@ -32,6 +32,7 @@ from urllib.parse import quote_plus
 
 from alerts.gofmt import (
     INVALID,
+    GoEnum,
     GoHTML,
     GoInt64,
     GoMap,
@@ -39,6 +40,7 @@ from alerts.gofmt import (
     GoSlice,
     GoStruct,
     GoTime,
+    GoUint8,
     format_float,
     quote,
     sprint,
@@ -1432,7 +1434,7 @@ def _index(item: Any, *indexes: Any) -> Any:
             x = _index_arg(idx, len(b))
             if x == len(b):
                 raise GoCallError("reflect: string index out of range")
-            item = b[x]
+            item = GoUint8(b[x])
         elif isinstance(item, GoSlice):
             x = _index_arg(idx, len(item))
             if x == len(item):
@@ -2080,6 +2082,8 @@ _TIME_METHODS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "String": (lambda t: t.string(), ()),
     "Format": (_time_format, ("string",)),
     "Year": (lambda t: _utc(t)[0].year, ()),
+    "Month": (lambda t: GoEnum(_utc(t)[0].month, "time.Month", _MONTHS[_utc(t)[0].month - 1]), ()),
+    "Weekday": (lambda t: GoEnum((_utc(t)[0].weekday() + 1) % 7, "time.Weekday", _DAYS[_utc(t)[0].weekday()]), ()),
     "YearDay": (lambda t: _utc(t)[0].timetuple().tm_yday, ()),
     "Day": (lambda t: _utc(t)[0].day, ()),
     "Hour": (lambda t: _utc(t)[0].hour, ()),
@@ -2089,7 +2093,7 @@ _TIME_METHODS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "UTC": (lambda t: t, ()),
     "IsZero": (lambda t: t.unix_ns == -62135596800 * 1_000_000_000, ()),
 }
-"""The methods of ``*time.Time`` a template can call (Month and Weekday, which return named types, are not here)."""
+"""The methods of ``*time.Time`` a template can call (those without Duration or Time operands)."""
 
 
 class GoTemplate:
