@@ -408,6 +408,10 @@ class AlertEvaluator:
                 res = instant_query(text, self.storage, ctx.t_ms, lookback_ms=self.lookback_ms)
             except (ValueError, PromQLError) as exc:
                 raise ValueError(str(exc)) from None
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # the Rust parser panics (pyo3 PanicException) on some input
+                raise ValueError(f"{type(exc).__name__}: {exc}") from None
             if isinstance(res, float):
                 return [({}, res)]
             if not isinstance(res, Vector):
