@@ -83,6 +83,13 @@ def test_scalar_string_and_range_vector_results(run: Orchestrator) -> None:
         assert times == sorted(times) and times[0] >= UNIX0 + T0 - 60 and times[-1] <= UNIX0 + T0
 
 
+def test_an_empty_answer_names_metrics_this_prometheus_never_had(run: Orchestrator) -> None:
+    res = _q(run, query="sum(rate(node_cpu_seconds_total[5m])) or kube_pod_info{pod=\"none\"}")
+    assert res.ok and res.data["data"]["result"] == []
+    assert "no series named node_cpu_seconds_total in this run's Prometheus" in res.output
+    assert "no series named" not in _q(run, query='kube_pod_info{pod="none"}').output
+
+
 def test_values_are_written_as_prometheus_writes_them() -> None:
     assert [promquery.format_value(v) for v in (1.0, 0.1, 1e21, -0.0, 2.5e-7, float("nan"), float("inf"),
                                                 float("-inf"))] == \
@@ -110,6 +117,9 @@ def test_range_query_steps_sort_and_render(run: Orchestrator) -> None:
 
 
 def test_default_step_keeps_a_range_small(run: Orchestrator) -> None:
+    from engine.run.orchestrator import EVAL_INTERVAL_S
+
+    assert promquery.SCRAPE_INTERVAL_S == EVAL_INTERVAL_S
     res = _q(run, query="sum(kube_pod_status_ready)", start=-300)
     points = res.data["data"]["result"][0]["values"]
     assert len(points) <= promquery.DEFAULT_POINTS and points[1][0] - points[0][0] == 15

@@ -100,8 +100,8 @@ MAX_EVALUATIONS = 20_000
 tens of microseconds in Python whatever the data, so this bounds a ``[1d:1s]`` subquery."""
 MAX_RESULT_SERIES = 100
 """Series kept in the answer's body (a dashboard panel shows no more)."""
-MAX_RESULT_POINTS = 50_000
-"""Points kept in the answer's body, all series together."""
+MAX_RESULT_POINTS = 20_000
+"""Points kept in the answer's body, all series together (about 600 KB of JSON)."""
 TEXT_SERIES = 20
 """Series shown in the text rendering."""
 SPARK_WIDTH = 40
@@ -434,7 +434,7 @@ def _instant(node: Node, view: Storage, t_ms: int) -> QueryAnswer:
         body_data, shown, total, warnings = _matrix_answer(table, value.lids, value.ts, value.vals, value.mask,
                                                            sort=False)
         text = f"{head}: matrix (range vector), {total} series\n" + _matrix_text(shown, total)
-    return _answer(body_data, warnings, text)
+    return _answer(body_data, warnings, text + _unknown_names(node, view, body_data))
 
 
 def _range(node: Node, view: Storage, start_ms: int, end_ms: int, step_ms: int, points: int) -> QueryAnswer:
@@ -467,7 +467,23 @@ def _range(node: Node, view: Storage, start_ms: int, end_ms: int, step_ms: int, 
     span = (f"range query {_mmss((start_ms - EPOCH_MS) / 1000)}..{_mmss((end_ms - EPOCH_MS) / 1000)} of run time, "
             f"step {step_ms / 1000:g} s, {len(times)} points")
     text = f"{span}: matrix, {total} series\n" + _matrix_text(shown, total)
-    return _answer(body_data, warnings, text)
+    return _answer(body_data, warnings, text + _unknown_names(node, view, body_data))
+
+
+def _unknown_names(node: Node, storage: Storage, data: dict[str, Any]) -> str:
+    """For an empty result, a line naming the selected metrics this Prometheus has never had."""
+    if data.get("resultType") not in ("vector", "matrix") or data.get("result"):
+        return ""
+    stack, names = [node], set()
+    while stack:
+        n = stack.pop()
+        if isinstance(n, SelectorNode) and n.name is not None and n.name not in storage.by_name:
+            names.add(n.name)
+        stack.extend(n.children())
+    if not names:
+        return ""
+    return (f"\nno series named {', '.join(sorted(names))} in this run's Prometheus (list the names with "
+            "count by (__name__) ({__name__=~\".+\"}))")
 
 
 _Series = tuple[dict[str, str], list[int], list[float]]
