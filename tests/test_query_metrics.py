@@ -206,14 +206,17 @@ def test_result_size_is_capped_with_a_note(run: Orchestrator) -> None:
 
 
 def test_expensive_queries_are_refused_before_they_run(run: Orchestrator) -> None:
-    for query, args in (("max_over_time(rate(http_requests_total[5m])[1h:1s])", {}),
-                        ("rate(http_requests_total[1h])", {"start": -300, "step": 1}),
+    for query, args in (("max_over_time(rate(http_requests_total[5m])[3h:1s])", {}),
+                        ("rate(http_requests_total[1h])", {"start": -300, "step": 0.1}),
+                        ('count_values("v", {__name__=~".+"})', {"start": -300, "step": 1}),
                         ("max_over_time(vector(1)[1d:1s])", {})):
         t = time.perf_counter()
         res = _q(run, query=query, **args)
         assert time.perf_counter() - t < 1.0
         assert not res.ok and res.data["errorType"] == "execution", res.data
         assert "too many samples" in res.data["error"] or "evaluate its expression" in res.data["error"]
+    res = _q(run, query='{__name__=~".+"}', start=-300, step=0.2)  # little to read, too much to return
+    assert res.data["errorType"] == "execution" and "result points" in res.data["error"], res.data
     res = _q(run, query='label_replace(up, "a", "$1", "b", "(a|aa)*c")')
     assert res.data["errorType"] == "bad_data" and "exponential" in res.data["error"]
     # label matchers run on RE2: a catastrophic pattern for a backtracking engine is instant

@@ -36,7 +36,9 @@ Prometheus sorts one.
   (for each selector: matching series x samples in its range x evaluations, counting
   subquery steps) at most :data:`MAX_SAMPLES`, and evaluations of the expression at most
   :data:`MAX_EVALUATIONS`; over either, the query is refused with errorType
-  ``execution`` before any evaluation. No wall-clock timeout: it would make a replay's
+  ``execution`` before any evaluation; a range query whose result grows past
+  :data:`MAX_RANGE_CELLS` points is stopped there (the same error, as Prometheus stops a
+  query at ``--query.max-samples``). No wall-clock timeout: it would make a replay's
   answers depend on the machine. Measured worst case under these caps: see
   :data:`MAX_SAMPLES`.
 * regular expressions of label matchers run on RE2 (linear time, Go's syntax, as
@@ -89,12 +91,17 @@ MAX_QUERY_CHARS = 4096
 """Longest query text, characters (a dashboard query is a few hundred)."""
 MAX_POINTS = 11_000
 """Points per series of a range query: Prometheus' limit (``web/api/v1/api.go``)."""
-MAX_SAMPLES = 5_000_000
+MAX_SAMPLES = 20_000_000
 """Estimated samples one query may read. Measured on a 2-core shared machine, Train Ticket at
 30:00 (8,745 series): ``rate(container_cpu_usage_seconds_total[30m])`` over 272 steps (4.6
-million estimated) evaluates in 0.13 s; the slowest admitted queries found, label-building
-ones near the bound, in about 2 s. Prometheus' own ``--query.max-samples`` default
-(50,000,000 samples held at once) is for a compiled engine."""
+million estimated) evaluates in 0.13 s, so a plain query at this bound takes about 0.6 s
+(a 90-minute marathon's ``rate(http_requests_total[5m])`` at a 15 s step is about 12
+million). Prometheus' own ``--query.max-samples`` default (50,000,000 samples held at once)
+is for a compiled engine."""
+MAX_RANGE_CELLS = 2_000_000
+"""Points a range query's result may hold before the caps of the body (series x steps),
+counted as the steps are evaluated: ``{__name__=~".+"}`` over a Train Ticket run (8,700
+series, 121 steps: 1.06 million) took 0.35 s, most of it building the result."""
 MAX_EVALUATIONS = 20_000
 """Evaluations of the expression (range steps times subquery steps): each costs a fixed
 tens of microseconds in Python whatever the data, so this bounds a ``[1d:1s]`` subquery."""
@@ -106,10 +113,11 @@ TEXT_SERIES = 20
 """Series shown in the text rendering."""
 SPARK_WIDTH = 40
 """Characters of a range series' sparkline in the text."""
-LABEL_WORK = 20
+LABEL_WORK = 80
 """Weight of a sample under ``label_replace``, ``label_join`` or ``count_values``: they build
 label sets in Python at every step (measured on a Train Ticket run: 470,000 samples through
-``count_values`` took 1.4-2.3 s, against 0.1-0.25 s for a plain selector's 820,000)."""
+``count_values`` took 1.4-2.3 s, against 0.1-0.25 s for a plain selector's 820,000, so at
+this weight a label-building query at :data:`MAX_SAMPLES` takes about 1-2 s)."""
 LABEL_FUNCTIONS = frozenset({"label_replace", "label_join"})
 MAX_REPLACE_REPEATS = 3
 """Unbounded repetitions (``*``, ``+``, ``{n,}``) a ``label_replace`` regex may hold."""
@@ -444,6 +452,7 @@ def _range(node: Node, view: Storage, start_ms: int, end_ms: int, step_ms: int, 
     scalar_lid = table.intern(())
     times = [start_ms + i * step_ms for i in range(points) if start_ms + i * step_ms <= end_ms]
     rows: list[tuple[IntArray, FloatArray]] = []
+    cells = 0
     with np.errstate(all="ignore"):
         for t in times:
             v = node.eval(ctx.at(t))
@@ -454,6 +463,12 @@ def _range(node: Node, view: Storage, start_ms: int, end_ms: int, step_ms: int, 
                 if len(v) and np.unique(v.lids).shape[0] != len(v):
                     raise QueryError("vector cannot contain metrics with the same labelset")
                 rows.append((v.lids, v.vals))
+            cells += rows[-1][0].shape[0]
+            if cells > MAX_RANGE_CELLS:
+                raise _Refused("execution", f"query processing would load too many samples into memory in query "
+                                            f"execution (more than {MAX_RANGE_CELLS:,} result points by "
+                                            f"{_mmss((t - EPOCH_MS) / 1000)} of {len(times)} steps): narrow the "
+                                            "query (a label matcher, sum by) or raise the step")
     lids = np.unique(np.concatenate([r[0] for r in rows])) if rows else np.zeros(0, dtype=np.int64)
     vals = np.full((len(times), lids.shape[0]), np.nan)
     mask = np.zeros((len(times), lids.shape[0]), dtype=bool)
