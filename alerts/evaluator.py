@@ -417,11 +417,16 @@ class AlertEvaluator:
                 res = instant_query(text, self.storage, ctx.t_ms, lookback_ms=self.lookback_ms)
             except (ValueError, PromQLError) as exc:
                 raise ValueError(str(exc)) from None
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # the Rust parser panics (pyo3 PanicException) on some input
+                raise ValueError(f"{type(exc).__name__}: {exc}") from None
             if isinstance(res, float):
                 return [({}, res)]
             if not isinstance(res, Vector):
                 raise ValueError("rule result is not a vector or scalar")
             table = self.storage.labels
+            # in storage order, as Prometheus' head block returns series (the order they were first scraped)
             return [(dict(table.pairs(lid)), v) for lid, v in zip(res.lids.tolist(), res.vals.tolist(), strict=True)]
         return query
 

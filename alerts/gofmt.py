@@ -48,6 +48,31 @@ class GoMap(dict[Any, Any]):
         return f"map[{self.key}]{self.elem}"
 
 
+class GoInt64(int):
+    """A Go ``int64`` (``time.Time.Unix`` and friends return one)."""
+
+    __slots__ = ()
+
+
+class GoUint8(int):
+    """A Go ``byte`` (``index`` of a string returns one)."""
+
+    __slots__ = ()
+
+
+class GoEnum(int):
+    """An integer of a named type with a ``String`` method (``time.Month``, ``time.Weekday``)."""
+
+    def __new__(cls, value: int, type_name: str, text: str) -> GoEnum:
+        obj = super().__new__(cls, value)
+        obj.type_name = type_name
+        obj.text = text
+        return obj
+
+    type_name: str
+    text: str
+
+
 class GoHTML(str):
     """``html/template.HTML`` (what ``safeHtml`` returns): a string kind of another type."""
 
@@ -110,6 +135,12 @@ def type_name(v: Any) -> str:
         return "<nil>"
     if isinstance(v, bool):
         return "bool"
+    if isinstance(v, GoInt64):
+        return "int64"
+    if isinstance(v, GoUint8):
+        return "uint8"
+    if isinstance(v, GoEnum):
+        return v.type_name
     if isinstance(v, int):
         return "int"
     if isinstance(v, float):
@@ -641,6 +672,13 @@ class _Printer:
         else:
             self.bad_verb(verb, value)
 
+    def fmt_uint(self, v: int, verb: str) -> None:
+        bases = {"v": 10, "d": 10, "b": 2, "o": 8, "O": 8, "x": 16, "X": 16}
+        if verb in bases:
+            self.fmt_integer(v, bases[verb], False, verb, verb == "X")
+        else:
+            self.fmt_int(v, verb, v)
+
     def fmt_float64(self, v: float, verb: str) -> None:
         if verb == "v":
             self.fmt_float(v, "g", -1)
@@ -698,8 +736,15 @@ class _Printer:
             else:
                 self.bad_verb(verb, arg)
             return
-        if isinstance(arg, bool):
+        if verb == "w" and isinstance(arg, (GoMap, GoStruct, GoPointer, GoSlice, GoTime)) and not self.erroring:
+            self.bad_verb(verb, arg)  # handleMethods: %w outside Errorf
+            return
+        if isinstance(arg, GoEnum) and verb in "vsxXq" and not self.erroring and not self.f.sharp_v:
+            self.fmt_string(arg.text, verb)  # handleMethods: a Stringer
+        elif isinstance(arg, bool):
             self.fmt_bool(arg, verb)
+        elif isinstance(arg, GoUint8):
+            self.fmt_uint(arg, verb)
         elif isinstance(arg, int):
             self.fmt_int(arg, verb, arg)
         elif isinstance(arg, float):

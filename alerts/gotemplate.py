@@ -32,12 +32,15 @@ from urllib.parse import quote_plus
 
 from alerts.gofmt import (
     INVALID,
+    GoEnum,
     GoHTML,
+    GoInt64,
     GoMap,
     GoPointer,
     GoSlice,
     GoStruct,
     GoTime,
+    GoUint8,
     format_float,
     quote,
     sprint,
@@ -1431,7 +1434,7 @@ def _index(item: Any, *indexes: Any) -> Any:
             x = _index_arg(idx, len(b))
             if x == len(b):
                 raise GoCallError("reflect: string index out of range")
-            item = b[x]
+            item = GoUint8(b[x])
         elif isinstance(item, GoSlice):
             x = _index_arg(idx, len(item))
             if x == len(item):
@@ -1486,7 +1489,7 @@ def _printable(v: Any) -> Any:
 def _eval_args(args: Sequence[Any]) -> str:
     if len(args) == 1 and isinstance(args[0], str):
         return str(args[0])
-    return sprint(*[_printable(a) for a in args])
+    return sprint(*["<no value>" if a is None else _printable(a) for a in args])  # printableValue of nil
 
 
 def html_escape(s: str) -> str:
@@ -1826,10 +1829,11 @@ class _State:
             return INVALID
         typ = type_name(receiver)
         if isinstance(receiver, GoTime):
-            method = _TIME_METHODS.get(name)
-            if method is not None:
-                return self.eval_call(dot, GoFunc(lambda *a: method(receiver, *a), _TIME_PARAMS.get(name, ())),
-                                      False, node, name, args, final)
+            entry = _TIME_METHODS.get(name)
+            if entry is not None:
+                method, params = entry
+                return self.eval_call(dot, GoFunc(lambda *a: method(receiver, *a), params), False, node, name, args,
+                                      final)
             self.errorf(f"can't evaluate field {name} in type {typ}")
         has_args = (args is not None and len(args) > 1) or final is not _MISSING
         target = receiver.target if isinstance(receiver, GoPointer) else receiver
@@ -1966,17 +1970,130 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def _time_unix(t: GoTime) -> int:
-    return t.unix_ns // 1_000_000_000
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
-_TIME_METHODS: dict[str, Callable[..., Any]] = {
-    "Unix": _time_unix,
-    "UnixMilli": lambda t: t.unix_ns // 1_000_000,
-    "UnixNano": lambda t: t.unix_ns,
-    "String": lambda t: t.string(),
+def _utc(t: GoTime) -> tuple[Any, int]:
+    from datetime import UTC, datetime, timedelta
+    sec, ns = divmod(t.unix_ns, 1_000_000_000)
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=sec), ns
+
+
+def _next_std_chunk(layout: str) -> tuple[str, str, str]:
+    """Go's ``time.nextStdChunk``: (prefix, chunk, suffix); chunk "" when none is left."""
+    n = len(layout)
+    for i, c in enumerate(layout):
+        rest = layout[i:]
+        if c == "J" and rest.startswith("Jan"):
+            if rest.startswith("January"):
+                return layout[:i], "January", layout[i + 7:]
+            if not layout[i + 3:i + 4].islower():
+                return layout[:i], "Jan", layout[i + 3:]
+        elif c == "M":
+            if rest.startswith("Mon"):
+                if rest.startswith("Monday"):
+                    return layout[:i], "Monday", layout[i + 6:]
+                if not layout[i + 3:i + 4].islower():
+                    return layout[:i], "Mon", layout[i + 3:]
+            if rest.startswith("MST"):
+                return layout[:i], "MST", layout[i + 3:]
+        elif c == "0":
+            if i + 1 < n and "1" <= layout[i + 1] <= "6":
+                return layout[:i], rest[:2], layout[i + 2:]
+            if rest.startswith("002"):
+                return layout[:i], "002", layout[i + 3:]
+        elif c == "1":
+            if rest.startswith("15"):
+                return layout[:i], "15", layout[i + 2:]
+            return layout[:i], "1", layout[i + 1:]
+        elif c == "2":
+            if rest.startswith("2006"):
+                return layout[:i], "2006", layout[i + 4:]
+            return layout[:i], "2", layout[i + 1:]
+        elif c == "_":
+            if rest.startswith("_2"):
+                if rest.startswith("_2006"):
+                    return layout[:i + 1], "2006", layout[i + 5:]
+                return layout[:i], "_2", layout[i + 2:]
+            if rest.startswith("__2"):
+                return layout[:i], "__2", layout[i + 3:]
+        elif c in "345":
+            return layout[:i], c, layout[i + 1:]
+        elif c == "P" and rest.startswith("PM"):
+            return layout[:i], "PM", layout[i + 2:]
+        elif c == "p" and rest.startswith("pm"):
+            return layout[:i], "pm", layout[i + 2:]
+        elif c in "-Z":
+            for tz in (c + "070000", c + "07:00:00", c + "0700", c + "07:00", c + "07"):
+                if rest.startswith(tz):
+                    return layout[:i], tz, layout[i + len(tz):]
+        elif c in ".," and i + 1 < n and layout[i + 1] in "09":
+            ch = layout[i + 1]
+            j = i + 1
+            while j < n and layout[j] == ch:
+                j += 1
+            if not (j < n and layout[j].isdigit()):
+                return layout[:i], layout[i:j], layout[j:]
+    return layout, "", ""
+
+
+def _time_format(t: GoTime, layout: str) -> str:
+    """``time.Time.Format`` for a UTC time."""
+    d, ns = _utc(t)
+    out = []
+    while layout:
+        prefix, std, layout = _next_std_chunk(layout)
+        out.append(prefix)
+        if not std:
+            break
+        hour12 = d.hour % 12 or 12
+        simple = {
+            "06": f"{d.year % 100:02d}", "2006": f"{d.year:04d}", "Jan": _MONTHS[d.month - 1][:3],
+            "January": _MONTHS[d.month - 1], "1": str(d.month), "01": f"{d.month:02d}",
+            "Mon": _DAYS[d.weekday()][:3], "Monday": _DAYS[d.weekday()], "2": str(d.day), "_2": f"{d.day:2d}",
+            "02": f"{d.day:02d}", "__2": f"{d.timetuple().tm_yday:3d}", "002": f"{d.timetuple().tm_yday:03d}",
+            "15": f"{d.hour:02d}", "3": str(hour12), "03": f"{hour12:02d}", "4": str(d.minute),
+            "04": f"{d.minute:02d}", "5": str(d.second), "05": f"{d.second:02d}",
+            "PM": "PM" if d.hour >= 12 else "AM", "pm": "pm" if d.hour >= 12 else "am", "MST": "UTC",
+            "-070000": "+000000", "-07:00:00": "+00:00:00", "-0700": "+0000", "-07:00": "+00:00", "-07": "+00",
+        }
+        if std in simple:
+            out.append(simple[std])
+        elif std.startswith("Z"):
+            out.append("Z")
+        else:  # fractional seconds: .000 (fixed) or .999 (trailing zeros trimmed)
+            digits = f"{ns:09d}"[:len(std) - 1]
+            if std[1] == "9":
+                digits = digits.rstrip("0")
+                if digits:
+                    out.append(std[0] + digits)
+            else:
+                out.append(std[0] + digits)
+    return "".join(out)
+
+
+_TIME_METHODS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
+    "Unix": (lambda t: GoInt64(t.unix_ns // 1_000_000_000), ()),
+    "UnixMilli": (lambda t: GoInt64(t.unix_ns // 1_000_000), ()),
+    "UnixMicro": (lambda t: GoInt64(t.unix_ns // 1_000), ()),
+    "UnixNano": (lambda t: GoInt64(t.unix_ns), ()),
+    "String": (lambda t: t.string(), ()),
+    "Format": (_time_format, ("string",)),
+    "Year": (lambda t: _utc(t)[0].year, ()),
+    "Month": (lambda t: GoEnum(_utc(t)[0].month, "time.Month", _MONTHS[_utc(t)[0].month - 1]), ()),
+    "Weekday": (lambda t: GoEnum((_utc(t)[0].weekday() + 1) % 7, "time.Weekday", _DAYS[_utc(t)[0].weekday()]), ()),
+    "YearDay": (lambda t: _utc(t)[0].timetuple().tm_yday, ()),
+    "Day": (lambda t: _utc(t)[0].day, ()),
+    "Hour": (lambda t: _utc(t)[0].hour, ()),
+    "Minute": (lambda t: _utc(t)[0].minute, ()),
+    "Second": (lambda t: _utc(t)[0].second, ()),
+    "Nanosecond": (lambda t: _utc(t)[1], ()),
+    "UTC": (lambda t: t, ()),
+    "IsZero": (lambda t: t.unix_ns == -62135596800 * 1_000_000_000, ()),
 }
-_TIME_PARAMS: dict[str, tuple[str, ...]] = {}
+"""The methods of ``*time.Time`` a template can call (those without Duration or Time operands)."""
 
 
 class GoTemplate:

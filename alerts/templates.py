@@ -506,6 +506,8 @@ class Template:
             self._tmpl = GoTemplate(self.name, DEFS + text, FUNCS)
         except GoTemplateError as exc:
             raise TemplateError(exc.message, exc.line) from None
+        except RecursionError:  # Go's parser has no depth limit; Python's stack has one
+            raise TemplateError(f"template: {self.name}: too deeply nested for this parser") from None
         nodes = [n for t in self._tmpl.trees.values() for n in _walk(t.root, len(DEFS))]
         self.uses_query = self._tmpl.uses_function("query")
         """Whether the output may depend on the stored series (``query``): never memoise it."""
@@ -538,3 +540,5 @@ class Template:
             return tmpl.execute(root)
         except GoTemplateError as exc:
             return f"<error expanding template: error executing template {self.name}: {exc.message}>"
+        except Exception as exc:  # like Prometheus' recover(): a template never stops a rule's evaluation
+            return f"<error expanding template: panic expanding template {self.name}: {type(exc).__name__}: {exc}>"

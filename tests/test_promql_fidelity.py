@@ -8,20 +8,12 @@ those tests skip without promtool, except in CI.
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pytest
 
-from alerts.promtool import promtool_path
+from tests.conftest import need_promtool as _need_promtool
 from tests.promtool_oracle import embedded_samples, promtool_samples
-
-
-def _need_promtool() -> None:
-    if promtool_path() is None:
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail("promtool is required in CI (apt-get install prometheus)")
-        pytest.skip("promtool not installed (apt-get install prometheus)")
 
 
 def _bits(samples: dict[str, float]) -> dict[str, str]:
