@@ -111,7 +111,7 @@ _EXTENDED_SHA = "de95f31a47287c8add7d6a2090cdea4c915aa516e75a5b7ca46730002a07599
 _EXTENDED_SHA_2 = "f18acb32ad6235be25d92c7e05e67feaddab76731f82cfeaf9f2f5b22594c96a"
 _KUBE_PROMETHEUS_SHA = "e43d9b6afe9f33032d69dd53c48381f19174e2a8afcae63eba09148b7d15c0ea"
 _EXTENDED_SHA_3 = "6e012294077adb088054db90c1ac80d72e1acd3089f5d5b6a822ce07697c472c"
-_KUBE_PROMETHEUS_SHA_3 = "5229f0d51c15b3ab0a6ba7188763e9bbc3dbe6f5d058da436ccb020bb9e31222"
+_KUBE_PROMETHEUS_SHA_3 = "3c3421f9a511f9814b7e0241af4cc446874e9264ba833458bdd0072595903c43"
 FROZEN = {
     "sre-marathon-paper/2": {"sre-marathon.rules.yaml": _PAPER_SHA},
     "sre-marathon-extended/1": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA},
