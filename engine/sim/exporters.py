@@ -151,6 +151,7 @@ class ExporterSeries:
         self._cpu_seen: dict[str, tuple[int, float]] = {}
         """Per pod, (cpu series id, its value at the last update)."""
         svc_model = {s.name: s for s in app.services}
+        self._svc = svc_model
         self._ops: list[tuple[int, str, StoreCounter]] = []
         """(forest operation index, store service, counter) of every counted store operation."""
         for i, (service, op) in enumerate(forest.ops):
@@ -254,11 +255,10 @@ class ExporterSeries:
         for name in [n for n in self._pod_sids if n not in self.cluster.pods]:
             self._kill_pod(name)
             del self._pod_sids[name]
-        svc_model = {s.name: s for s in self.app.services}
         for service, pods in running.items():
             for name in pods:
-                sids = self._pod_counters(name, svc_model[service])
-                over = exporter_overhead(svc_model[service])
+                sids = self._pod_counters(name, self._svc[service])
+                over = exporter_overhead(self._svc[service])
                 if over is not None:
                     reg.inc(sids[over], 1.0)
         for i, service, counter in self._ops:
