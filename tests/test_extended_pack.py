@@ -311,3 +311,28 @@ def test_marathon_run_with_the_extended_pack_scores_with_its_version(tmp_path: P
     assert "rule pack sre-marathon-extended/3, not the paper's sre-marathon-paper/2: not comparable" in out
     assert main(["score", "--no-degradation", bundles["default"]]) == 0
     assert "rule pack" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["KubePodCrashLooping", "CPUThrottlingHigh", "KubeClientErrors"])
+def test_kube_prometheus_rules_are_upstreams_but_for_the_documented_departures(name: str) -> None:
+    """Expression, ``for``, severity, summary, description and runbook as kube-prometheus ships
+    them (../shared/data/prometheus-rules, the commit SOURCES.md names), once the departures the
+    file's header lists are applied: no ``cluster`` label, and CPUThrottlingHigh without the
+    kubelet's job and metrics_path matchers."""
+    from alerts.rules import KUBE_PROMETHEUS_PATH, load_rule_file
+    from tests.conftest import SHARED_DATA
+
+    upstream = {r.name: r for r in load_rule_file(
+        SHARED_DATA / "prometheus-rules" / "kubernetesControlPlane-prometheusRule.yaml",
+        only_groups={"kubernetes-apps", "kubernetes-resources", "kubernetes-system"}).alerts}[name]
+    ours = {r.name: r for r in load_rule_file(KUBE_PROMETHEUS_PATH).alerts}[name]
+
+    def departures(text: str) -> str:
+        text = text.replace('job="kubelet", metrics_path="/metrics/cadvisor", ', "").replace("cluster, ", "")
+        text = text.replace(" on cluster {{ $labels.cluster }}", "")
+        return " ".join(text.replace(", }", "}").split())  # the trailing comma left by the removal
+
+    assert " ".join(ours.expr.split()) == departures(upstream.expr)
+    assert (ours.for_s, ours.labels) == (upstream.for_s, upstream.labels)
+    for key in ("summary", "description", "runbook_url"):
+        assert " ".join(ours.annotations[key].split()) == departures(upstream.annotations[key]), key
