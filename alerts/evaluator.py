@@ -43,12 +43,12 @@ import numpy as np
 
 from alerts.health import RuleHealth, RuleHealthChange, RuleHealthTracker
 from alerts.history import AlertHistory
-from alerts.promql.engine import EvalContext
+from alerts.promql.engine import EvalContext, instant_query
 from alerts.promql.labels import METRIC_NAME, LabelTable, fingerprint, has_duplicates
 from alerts.promql.storage import FloatArray, IntArray, Storage, to_ms
-from alerts.promql.values import QueryError, Vector
+from alerts.promql.values import PromQLError, QueryError, Vector
 from alerts.rules import Rule, RuleSet, load_pack, load_rule_file
-from alerts.templates import TemplateData
+from alerts.templates import QueryFunc, TemplateData
 
 if TYPE_CHECKING:
     from alerts.series import Scrape, SeriesInfo, SeriesStore
@@ -155,10 +155,14 @@ class _RuleState:
     """The alerts of the last query result (ids and values as bytes: ``fresh_key``)."""
     labels_use_value: bool = False
     annotations_use_value: bool = False
+    uses_query: bool = False
+    """Some template calls ``query``: its output depends on the stored series, so nothing is memoised."""
 
     def __post_init__(self) -> None:
         self.labels_use_value = any(t.uses_value for t in self.rule.label_templates.values())
         self.annotations_use_value = any(t.uses_value for t in self.rule.annotation_templates.values())
+        self.uses_query = any(t.uses_query for t in (*self.rule.label_templates.values(),
+                                                     *self.rule.annotation_templates.values()))
 
 
 @dataclass(frozen=True)
@@ -396,11 +400,39 @@ class AlertEvaluator:
         st.write(t_ms, cols, vals, gone)
         state.series = lids
 
-    def _fresh_alerts(self, state: _RuleState, table: LabelTable, res: Vector) -> _Fresh | None:
+    def _template_query(self, ctx: EvalContext) -> QueryFunc:
+        """The templates' ``query``: an instant query at the evaluation time (Prometheus'
+        ``EngineQueryFunc``: a vector, or a scalar as one sample without labels)."""
+        def query(text: str) -> list[tuple[dict[str, str], float]]:
+            try:
+                res = instant_query(text, self.storage, ctx.t_ms, lookback_ms=self.lookback_ms)
+            except (ValueError, PromQLError) as exc:
+                raise ValueError(str(exc)) from None
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # the Rust parser panics (pyo3 PanicException) on some input
+                raise ValueError(f"{type(exc).__name__}: {exc}") from None
+            if isinstance(res, float):
+                return [({}, res)]
+            if not isinstance(res, Vector):
+                raise ValueError("rule result is not a vector or scalar")
+            table = self.storage.labels
+            # in storage order, as Prometheus' head block returns series (the order they were first scraped)
+            return [(dict(table.pairs(lid)), v) for lid, v in zip(res.lids.tolist(), res.vals.tolist(), strict=True)]
+        return query
+
+    def _fresh_alerts(self, state: _RuleState, table: LabelTable, res: Vector,
+                      ctx: EvalContext | None = None) -> _Fresh | None:
         """The alerts a query result yields, by fingerprint: (labels, annotations, value);
         None when two elements give the same alert labels."""
         key = (res.lids.tobytes(), res.vals.tobytes())
-        if state.fresh_key == key:  # same result as at the last evaluation
+        query = self._template_query(ctx) if state.uses_query and ctx is not None else None
+        if query is not None:  # templates that query read the series: nothing can be reused
+            state.fresh_key = None
+            state.label_memo.clear()
+            state.annotation_memo.clear()
+            state.static_annotation_memo.clear()
+        elif state.fresh_key == key:  # same result as at the last evaluation
             return state.fresh
         rule = state.rule
         fresh: _Fresh = {}
@@ -419,9 +451,10 @@ class AlertEvaluator:
             ident = label_memo.get(lkey)
             data: TemplateData | None = None
             if ident is None:
-                labels = {k: v for k, v in table.pairs(lid) if k != METRIC_NAME}
-                data = TemplateData(labels, value, self.external_labels, self.external_url)
-                final = dict(labels)
+                # templates see __name__ where the expression keeps it; the alert's labels never carry it
+                labels = dict(table.pairs(lid))
+                data = TemplateData(labels, value, self.external_labels, self.external_url, query)
+                final = {k: v for k, v in labels.items() if k != METRIC_NAME}
                 for name, tmpl in rule.label_templates.items():
                     expanded = tmpl.expand(data)
                     if expanded:
@@ -438,7 +471,7 @@ class AlertEvaluator:
             annotations = ann_memo.get(akey)
             if annotations is None:
                 if data is None:
-                    data = TemplateData(labels, value, self.external_labels, self.external_url)
+                    data = TemplateData(labels, value, self.external_labels, self.external_url, query)
                 templates = rule.annotation_templates
                 if ann_by_value:
                     static = static_memo.get(lid)
@@ -457,7 +490,7 @@ class AlertEvaluator:
         rule = state.rule
         table = ctx.labels
         t_ms = ctx.t_ms
-        fresh = self._fresh_alerts(state, table, res)
+        fresh = self._fresh_alerts(state, table, res, ctx)
         if fresh is None:
             state.last_error = "vector contains metrics with the same labelset after applying alert labels"
             return

@@ -472,11 +472,13 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
             label_t: dict[str, Template] = {}
             annotation_t: dict[str, Template] = {}
             for what, src, dst in (("labels", r.labels, label_t), ("annotations", r.annotations, annotation_t)):
+                if kind != "alert":  # a recording rule's labels are not templates (rulefmt parses alerts only)
+                    break
                 for k, text_value in src.items():
                     try:
-                        dst[k] = Template(text_value)
+                        dst[k] = Template(text_value, name)
                     except TemplateError as exc:
-                        add(f"{what}.{k}: template: {exc}", [what, k])
+                        add(f"{what}.{k}: {exc}", [what, k])
             if semantic or node is None:
                 continue
             rule = Rule(group_name, ri, name, kind, str(r.expr), node, parse_duration(r.for_),

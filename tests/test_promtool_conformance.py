@@ -13,30 +13,21 @@ Without promtool the tests skip, except in CI (``CI`` set), where they fail.
 from __future__ import annotations
 
 import collections
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
 from alerts.evaluator import AlertEvaluator
-from alerts.promtool import RecordedRun, promtool_path, record_run, run_promtool, unit_test_yaml
+from alerts.promtool import RecordedRun, record_run, run_promtool, unit_test_yaml
 from alerts.rules import PACK_PATH, load_rule_file
 from engine.sim.effects import Effect
 from engine.sim.simulator import Simulator
 from tests.conftest import SHARED_DATA
+from tests.conftest import need_promtool as _need_promtool
 
 KUBE_RULES = SHARED_DATA / "prometheus-rules" / "kubernetesControlPlane-prometheusRule.yaml"
 BAD_IMAGE = "us-central1-docker.pkg.dev/google-samples/microservices-demo/cartservice:v9.9.9"
-
-
-def _need_promtool() -> str:
-    exe = promtool_path()
-    if exe is None:
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail("promtool is required in CI (apt-get install prometheus)")
-        pytest.skip("promtool not installed (apt-get install prometheus)")
-    return exe
 
 
 def _faulted_online_boutique(seed: int, minutes: float, *, scale_to_zero: bool = True) -> Simulator:
