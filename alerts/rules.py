@@ -81,7 +81,8 @@ PACKS: dict[str, Pack] = {
 }
 """The shipped packs. ``paper``: SRE-Marathon Tables 4 and 6, ten alerting rules (version 2:
 ServiceErrorRate moved out, entry selection inlined). ``extended``: ``paper`` + ServiceErrorRate,
-ServiceRequestsStopped, StoreOperationsStopped + kube-prometheus' noise rules, KubePodCrashLooping,
+ServiceRequestsStopped, StoreOperationsStopped (and the two recording rules they read) +
+kube-prometheus' noise rules, KubePodCrashLooping,
 CPUThrottlingHigh and NodeCPUHighUsage (version 2: the kube-prometheus file added; version 3:
 the starvation, store-silence, crash-loop and node CPU rules)."""
 
