@@ -21,7 +21,7 @@ from alerts.promql import instant_query
 from alerts.promql.engine import SelectorNode, walk
 from alerts.promql.storage import Storage
 from alerts.rules import PACKS, Rule, load_pack
-from engine.sim.effects import Effect
+from engine.sim.effects import EdgeEffect, Effect
 from engine.sim.exporters import CPU_MODES, SYSTEM_CORES
 from engine.sim.simulator import Simulator
 from engine.substrate import SubstrateError
@@ -151,6 +151,9 @@ FAULTS: list[tuple[str, str, Callable[[Simulator], None], str, str]] = [
     ("redis-clients-cut-off", "online-boutique",
      lambda s: s.deploy_change("cartservice", env={"REDIS_ADDR": "redis-cart-old:6379"}, summary="move",
                                author="test"), "StoreOperationsStopped", "redis-cart"),
+    ("redis-network-loss", "online-boutique",
+     lambda s: s.inject(EdgeEffect(id="loss", caller="cartservice", callee="redis-cart", drop=1.0)),
+     "StoreOperationsStopped", "redis-cart"),
     ("postgresql-scaled-to-zero", "astronomy-shop", lambda s: s.scale("postgresql", 0), "StoreOperationsStopped",
      "postgresql"),
     ("mongodb-scaled-to-zero", "train-ticket", lambda s: s.scale("ts-payment-mongo", 0), "StoreOperationsStopped",
