@@ -158,6 +158,8 @@ FAULTS: list[tuple[str, str, Callable[[Simulator], None], str, str]] = [
      "postgresql"),
     ("mongodb-scaled-to-zero", "train-ticket", lambda s: s.scale("ts-payment-mongo", 0), "StoreOperationsStopped",
      "ts-payment-mongo"),
+    ("mysql-scaled-to-zero", "train-ticket", lambda s: s.scale("ts-voucher-mysql", 0), "StoreOperationsStopped",
+     "ts-voucher-mysql"),
     ("crash-loop", "online-boutique", _crash_loop, "KubePodCrashLooping", "shippingservice"),
     ("host-cpu-load", "online-boutique", lambda s: s.set_host_load("node-a-1", 7.6), "NodeCPUHighUsage", "node-a-1"),
     ("container-cpu-pressure", "online-boutique",
@@ -339,3 +341,27 @@ def test_kube_prometheus_rules_are_upstreams_but_for_the_documented_departures(n
     assert (ours.for_s, ours.labels) == (upstream.for_s, upstream.labels)
     for key in ("summary", "description", "runbook_url"):
         assert " ".join(ours.annotations[key].split()) == departures(upstream.annotations[key]), key
+
+
+def test_each_store_engine_has_its_exporters_counter() -> None:
+    """The mapping of a store operation to its exporter's counter, for every engine of the
+    shipped models."""
+    from engine.apps.model import load_app
+    from engine.sim.exporters import exporter_overhead, store_counter
+
+    tt, shop, ob = load_app("train-ticket"), load_app("astronomy-shop"), load_app("online-boutique")
+    mysql = tt.service("ts-voucher-mysql")
+    assert [(c.family, c.label, c.value) for c in (store_counter(mysql, "SELECT voucher"),
+                                                   store_counter(mysql, "INSERT voucher")) if c] == [
+        ("mysql_global_status_innodb_row_ops_total", "operation", "read"),
+        ("mysql_global_status_innodb_row_ops_total", "operation", "inserted")]
+    assert exporter_overhead(mysql) is None  # its queries read information_schema, not InnoDB rows
+    mongo = tt.service("ts-order-mongo")
+    assert [getattr(store_counter(mongo, op), "value", None) for op in
+            ("find orders", "insert orders", "update orders", "remove orders", "aggregate orders")] == \
+        ["query", "insert", "update", "delete", "command"]
+    assert store_counter(shop.service("postgresql"), "INSERT orders") is not None
+    assert getattr(store_counter(shop.service("postgresql"), "INSERT orders"), "value", None) == "otel"
+    assert getattr(store_counter(ob.service("redis-cart"), "HGET"), "value", None) == "hget"
+    assert store_counter(shop.service("kafka"), "produce orders") is None
+    assert store_counter(ob.service("frontend"), "GET /") is None
