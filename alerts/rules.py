@@ -54,7 +54,8 @@ EXTENDED_PATH = PACK_DIR / "extended.rules.yaml"
 """Rules beyond the paper's, used only on top of :data:`PACK_PATH` (the ``extended`` pack)."""
 KUBE_PROMETHEUS_PATH = PACK_DIR / "kube-prometheus.rules.yaml"
 """kube-prometheus' rules for a cluster's background noise (Watchdog, client certificate
-expiry, API client errors, CPU throttling), part of the ``extended`` pack only."""
+expiry, API client errors, CPU throttling), crash loops and node CPU saturation, part of the
+``extended`` pack only."""
 
 DEFAULT_PACK = "paper"
 
@@ -76,11 +77,14 @@ class Pack:
 
 PACKS: dict[str, Pack] = {
     "paper": Pack("paper", "sre-marathon-paper/2", (PACK_PATH,)),
-    "extended": Pack("extended", "sre-marathon-extended/2", (PACK_PATH, EXTENDED_PATH, KUBE_PROMETHEUS_PATH)),
+    "extended": Pack("extended", "sre-marathon-extended/3", (PACK_PATH, EXTENDED_PATH, KUBE_PROMETHEUS_PATH)),
 }
 """The shipped packs. ``paper``: SRE-Marathon Tables 4 and 6, ten alerting rules (version 2:
-ServiceErrorRate moved out, entry selection inlined). ``extended``: ``paper`` + ServiceErrorRate
-+ kube-prometheus' noise rules (version 2: the kube-prometheus file added)."""
+ServiceErrorRate moved out, entry selection inlined). ``extended``: ``paper`` + ServiceErrorRate,
+ServiceRequestsStopped, StoreOperationsStopped (and the two recording rules they read) +
+kube-prometheus' noise rules, KubePodCrashLooping,
+CPUThrottlingHigh and NodeCPUHighUsage (version 2: the kube-prometheus file added; version 3:
+the starvation, store-silence, crash-loop and node CPU rules)."""
 
 _DURATION_RE = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
 _NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")

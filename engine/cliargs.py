@@ -51,9 +51,9 @@ def add_rules_argument(p: argparse.ArgumentParser) -> None:
     """``--rules``: the alert rule pack of a run (recorded in its bundle)."""
     p.add_argument("--rules", default="paper", metavar="PACK|FILE",
                    help="alert rule pack: paper (default: SRE-Marathon's Tables 4 and 6, the frozen pack every "
-                        "leaderboard uses), extended (paper plus per-service error-rate rules and kube-prometheus' "
-                        "background-noise rules), or a Prometheus "
-                        "rule file")
+                        "leaderboard uses), extended (paper plus per-service error-rate, starvation and "
+                        "store-silence rules and kube-prometheus' noise, crash-loop, throttling and node CPU rules; "
+                        "not comparable with the paper's numbers), or a Prometheus rule file")
 
 
 def port_arg(text: str) -> int:

@@ -228,7 +228,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     if any(s.provisional for s in ranked):
         print("\n!! PROVISIONAL: scored without the no-op counterfactual; repair credit did not pass the "
               "counterfactual, blast-radius and data gates")
+    from alerts.rules import DEFAULT_PACK, PACKS
+
+    paper_id = PACKS[DEFAULT_PACK].id
     for s in scores:
+        if s.rule_pack is not None and s.rule_pack != paper_id:
+            print(f"\n-- {s.run_id}: rule pack {s.rule_pack}, not the paper's {paper_id}: not comparable with "
+                  "the paper's numbers")
         if s.oracle:
             print(f"\n-- {s.run_id}: the oracle (validation only, never ranked): {args.formula} {s.score:.1f}")
         if s.replayed == "diverged":

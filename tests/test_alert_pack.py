@@ -1,6 +1,6 @@
 """The frozen SRE-Marathon rule pack: exactly the paper's rules, silent on healthy runs, each rule
-fires on a fault made for it; the opt-in extended pack adds ServiceErrorRate and kube-prometheus'
-background-noise rules on top of it.
+fires on a fault made for it; the opt-in extended pack adds ServiceErrorRate, the starvation and
+store-silence rules and kube-prometheus' rules on top of it (tests/test_extended_pack.py).
 
 The healthy runs print their noise level (the highest 5xx shares and p95 latencies the
 rules saw), so the margin to every threshold is visible in the test output.
@@ -67,14 +67,16 @@ def test_entry_services_in_the_pack_match_the_app_models() -> None:
         assert pairs == expected, rule_name
 
 
-NOISE_RULES = ["Watchdog", "KubeClientCertificateExpiration", "KubeClientCertificateExpiration", "KubeClientErrors",
-               "CPUThrottlingHigh"]
-"""kube-prometheus' rules for a cluster's background noise, in the extended pack only."""
+EXTENDED_RULES = ["ServiceErrorRate", "ServiceRequestsStopped", "StoreOperationsStopped"]
+"""``extended.rules.yaml``: rules beyond the paper's (tests/test_extended_pack.py qualifies them)."""
+NOISE_RULES = ["Watchdog", "KubePodCrashLooping", "NodeCPUHighUsage", "KubeClientCertificateExpiration",
+               "KubeClientCertificateExpiration", "KubeClientErrors", "CPUThrottlingHigh"]
+"""kube-prometheus' rules (background noise, crash loops, throttling, node CPU), in the extended pack only."""
 
 
 def test_extended_pack_is_the_paper_pack_plus_service_error_rate_and_noise_rules() -> None:
     paper, extended = load_pack("paper"), load_pack("extended")
-    assert [r.name for r in extended.alerts] == [r.name for r in paper.alerts] + ["ServiceErrorRate", *NOISE_RULES]
+    assert [r.name for r in extended.alerts] == [r.name for r in paper.alerts] + [*EXTENDED_RULES, *NOISE_RULES]
     assert [r.expr for r in extended.alerts][:len(PACK_RULES)] == [r.expr for r in paper.alerts]
     assert extended.sources == [str(PACK_PATH), str(EXTENDED_PATH), str(KUBE_PROMETHEUS_PATH)]
     assert not set(NOISE_RULES) & {r.name for r in paper.alerts}
@@ -108,11 +110,15 @@ _PAPER_SHA = "a931f6100f9118de2fff632bbbde87f9f72e4d8e61ad12d1c1614c3e0cb6bddd"
 _EXTENDED_SHA = "de95f31a47287c8add7d6a2090cdea4c915aa516e75a5b7ca46730002a075992"
 _EXTENDED_SHA_2 = "f18acb32ad6235be25d92c7e05e67feaddab76731f82cfeaf9f2f5b22594c96a"
 _KUBE_PROMETHEUS_SHA = "e43d9b6afe9f33032d69dd53c48381f19174e2a8afcae63eba09148b7d15c0ea"
+_EXTENDED_SHA_3 = "9cd6970b9c7955ec5efcc09adfc68d7f1f4a4379e4b1d8c44319a038cf58152b"
+_KUBE_PROMETHEUS_SHA_3 = "3c3421f9a511f9814b7e0241af4cc446874e9264ba833458bdd0072595903c43"
 FROZEN = {
     "sre-marathon-paper/2": {"sre-marathon.rules.yaml": _PAPER_SHA},
     "sre-marathon-extended/1": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA},
     "sre-marathon-extended/2": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA_2,
                                 "kube-prometheus.rules.yaml": _KUBE_PROMETHEUS_SHA},
+    "sre-marathon-extended/3": {"sre-marathon.rules.yaml": _PAPER_SHA, "extended.rules.yaml": _EXTENDED_SHA_3,
+                                "kube-prometheus.rules.yaml": _KUBE_PROMETHEUS_SHA_3},
 }
 """The file digests each pack version was released with: editing a pack file means a new id."""
 

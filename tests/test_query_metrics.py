@@ -84,9 +84,10 @@ def test_scalar_string_and_range_vector_results(run: Orchestrator) -> None:
 
 
 def test_an_empty_answer_names_metrics_this_prometheus_never_had(run: Orchestrator) -> None:
-    res = _q(run, query="sum(rate(node_cpu_seconds_total[5m])) or kube_pod_info{pod=\"none\"}")
+    # node-exporter's memory series: the simulator exports only its CPU counters (engine/sim/exporters.py).
+    res = _q(run, query="sum(node_memory_MemAvailable_bytes) or kube_pod_info{pod=\"none\"}")
     assert res.ok and res.data["data"]["result"] == []
-    assert "no series named node_cpu_seconds_total in this run's Prometheus" in res.output
+    assert "no series named node_memory_MemAvailable_bytes in this run's Prometheus" in res.output
     assert "no series named" not in _q(run, query='kube_pod_info{pod="none"}').output
 
 

@@ -40,6 +40,7 @@ from engine.kubectl.quantity import parse_quantity
 from engine.sim.calltree import compile_forest, pod_cpu_cores
 from engine.sim.cluster import Cluster, Workset
 from engine.sim.effects import EdgeEffect, Effect, EnvEquals, FlagEquals, SourceContains
+from engine.sim.exporters import ExporterSeries
 from engine.sim.health import SeriesClasses
 from engine.sim.health import health_window as _health_window
 from engine.sim.k8s import EPOCH, Pod, PodTemplate, endpoint_slice_k8s, endpoints_k8s, timestamp
@@ -385,6 +386,8 @@ class Simulator(Substrate):
         self._route_cache: dict[str, Any] = {}
         self._cause_cache: dict[tuple[int, float], tuple[str, dict[str, Any]]] = {}
         self._next_scrape = 0.0
+        self.exporters = ExporterSeries(self.app, self.registry, self.cluster, self.forest, self.traffic)
+        """node-exporter's and the store exporters' series (:mod:`engine.sim.exporters`)."""
         self.noise: NoiseSeries | None = None
         """The series of the schedule's background noise (:meth:`set_background_noise`)."""
         self._health_classes = SeriesClasses(self.app.service_names())
@@ -467,6 +470,7 @@ class Simulator(Substrate):
         if t + 1e-9 >= self._next_scrape:
             self._next_scrape += self.scrape_interval_s
             self.traffic.flush()
+            self.exporters.update(t)
             if self.noise is not None:
                 self.noise.update(t)
             if t >= 0 or self.record_warmup:
@@ -606,6 +610,20 @@ class Simulator(Substrate):
             raise SubstrateError("load factor must be > 0")
         self.traffic.load_factor = factor
         self.traffic.invalidate()
+
+    def set_host_load(self, node: str, cores: float) -> None:
+        """Keep ``node`` busy with ``cores`` cores of work outside the app (a noisy neighbour:
+        a batch job or a runaway host process; 0 ends it). Only node-exporter's
+        ``node_cpu_seconds_total`` shows it (:mod:`engine.sim.exporters`): the node's pods are
+        not slowed (CPU contention between cgroups is not modelled).
+
+        Raises:
+            SubstrateError: unknown node, or negative or non-finite cores.
+        """
+        try:
+            self.exporters.set_host_load(node, cores)
+        except ValueError as exc:
+            raise SubstrateError(str(exc)) from None
 
     def set_background_noise(self, noise: BackgroundNoise | None) -> None:
         """See :meth:`Substrate.set_background_noise`: from the next scrape on, the noise's

@@ -444,6 +444,9 @@ class TrafficModel:
         self.flushed_calls_k = np.zeros(0)
         self.svc_served = np.zeros(self.S)
         """Requests served per service since the start, summed at each flush."""
+        self.op_served = np.zeros(len(forest.ops))
+        """Requests served per operation (the forest's operation index) since the start,
+        summed at each flush (the store exporters' counters, :mod:`engine.sim.exporters`)."""
         self._flow_t = -math.inf
         self._flow_until = math.inf
         self._probe_inputs: ProbeInputs | None = None
@@ -956,6 +959,7 @@ class TrafficModel:
         self._mem_base = tab.mem_idle * (1.0 + 0.1 * np.minimum(self.util[tab.slot], 1.0)) + tab.mem_extra
         self.flushed_calls_k = calls_k.copy()
         self.svc_served += np.bincount(tab.svc[tab.k_pod], weights=calls_k, minlength=self.S)
+        self.op_served += np.bincount(tab.k_op, weights=calls_k, minlength=self.op_served.shape[0])
         if self.topo_bins:
             _, e_calls, e_err, e_lat = self.topo_bins[-1]
             made = self._acc_routes[f.route] * self._made_per_req
