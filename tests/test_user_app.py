@@ -151,7 +151,7 @@ def test_imported_manifest_runs_a_marathon_from_files_only(tmp_path: Path,
     manifest = src / "kubernetes-manifests.yaml"
     shutil.copy(MANIFEST, manifest)
     model_file = src / "app.yaml"
-    assert main(["app", "import", str(manifest), "-o", str(model_file)]) == 0
+    assert main(["app", "import", str(manifest), "-o", str(model_file), "--name", "shop"]) == 0
     model: AppModel = load_app(str(model_file))
     assert model.routes and model.edges()
     manifest.unlink()
