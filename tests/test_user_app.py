@@ -157,3 +157,24 @@ def test_imported_manifest_runs_a_marathon_from_files_only(tmp_path: Path,
     manifest.unlink()
     scores = _marathon_from_files(tmp_path, model_file, capsys)
     assert scores["noop"] == 0.0
+
+
+def test_a_schedule_records_the_catalog_file_it_was_drawn_from(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from faults.schedule import load_schedule
+
+    model_file = tmp_path / "shop.yaml"
+    shutil.copy(builtin_app_path("online-boutique"), model_file)
+    catalog = tmp_path / "faults.yaml"
+    assert main(["faults", "generate", "--app", str(model_file), "-o", str(catalog)]) == 0
+    assert main(["schedule", "--app", str(model_file)]) == 2
+    assert "--catalog FILE" in capsys.readouterr().err
+    out = tmp_path / "s.yaml"
+    assert main(["schedule", "--app", str(model_file), "--catalog", str(catalog), "-o", str(out)]) == 0
+    sched = load_schedule(out)
+    assert sched.catalog == str(catalog) and sched.app == str(model_file)
+    ids = {f["id"] for f in yaml.safe_load(catalog.read_text(encoding="utf-8"))["faults"]}
+    assert sched.faults and {f.fault for f in sched.faults} <= ids
+    # A shipped app's schedule names no catalog, so its text (and every bundle of it) is unchanged.
+    assert main(["schedule", "--app", "online-boutique", "--yaml"]) == 0
+    assert "catalog:" not in capsys.readouterr().out
