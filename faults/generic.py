@@ -33,9 +33,10 @@ fault (id suffix)           mechanism           what changes
 ``<callee>-delay``          network-delay       2.5 s added on one caller -> callee edge
 ``<callee>-packet-loss``    network-delay       30 % loss and 200 ms on one edge
 ``node-kubelet-stop``       kubelet-stop        the node of a single-replica service loses
-                                                its kubelet (node loss)
-``zone-<z>-outage``         zone-outage         a zone holding a single-replica service goes
-                                                dark
+                                                its kubelet (node loss), when no other
+                                                single-replica service shares the node
+``zone-<z>-outage``         zone-outage         a zone holding exactly one single-replica
+                                                service goes dark
 ==========================  ==================  ===============================================
 
 Left out, and why (each generated file's header repeats it):
@@ -384,18 +385,28 @@ def generic_catalog(app: AppModel, placement: Mapping[str, Sequence[str]] | None
         return GenericCatalog({"app": app.name, "faults": faults}, skipped)
     single = sorted(s.name for s in app.services if s.in_application and s.workload == "Deployment"
                     and s.replicas == 1 and routes_to(s.name) and len(placement.get(s.name, ())) == 1)
+    def alone(s: str, nodes: Sequence[str]) -> bool:
+        # Restarting the target (the remedy) repairs the probe only when no other single-replica
+        # service is stranded with it: their pods would stay unready in the target's call tree.
+        return not any(o != s and placement[o][0] in nodes for o in single)
+
     for s in single:
+        if not alone(s, placement[s]):
+            skipped.append((f"{s} node-kubelet-stop", f"another single-replica service shares its node "
+                                                      f"{placement[s][0]}: restarting {s} would not repair it"))
+            continue
         add(_fid(s, "node-kubelet-stop"), f"the kubelet on {s}'s node stops; the node goes Unknown and the single {s} "
                                           "replica drops out of its endpoints", "infrastructure", "kubelet-stop", s,
             routes_to(s), ("node", s), {"action": "restart-pods"}, "kubelet-stop", runtime={})
     for zi, zone in enumerate(app.cluster.zones):
         prefix = f"node-{'abcdefgh'[zi]}-"
         here = [s for s in single if placement[s][0].startswith(prefix)]
-        if not here:
+        if len(here) != 1:
             skipped.append((f"{zone} outage", "no single-replica service runs there: every service keeps a replica "
-                                              "in the other zone"))
+                                              "in the other zone" if not here else
+                            f"{len(here)} single-replica services run there: restarting one would not repair it"))
             continue
-        s = max(here, key=lambda n: (sum(share[r] for r in routes_to(n)), n))
+        s = here[0]
         add(_fid(zone, "outage", s), f"{zone} goes dark; the single {s} replica is lost with it", "infrastructure",
             "zone-outage", s, routes_to(s), ("zone", zone), {"action": "restart-pods"}, "zone-outage",
             runtime={"zone": zone})
