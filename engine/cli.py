@@ -22,10 +22,11 @@ from alerts.live import add_prometheus_config_arguments
 from engine.apps.cli import add_check_arguments, add_import_arguments
 from engine.apps.model import AppModelError, builtin_apps, load_app
 from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
-from engine.cliargs import add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
+from engine.cliargs import add_app_arguments, add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
 from engine.run.cluster import add_cluster_arguments
 from engine.run.counterfactual import noop_counterfactual
+from engine.run.faultscli import add_faults_arguments
 from engine.run.replay import replay
 from engine.run.sealinputs import complete_inputs
 from engine.serve.cli import add_serve_arguments
@@ -179,7 +180,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from faults.spec import CatalogError
 
     try:
-        sched = generate(args.app, args.seed, args.regime)
+        sched = generate(args.app, args.seed, args.regime, catalog_file=args.catalog)
     except (KeyError, ValueError, CatalogError, FileNotFoundError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
@@ -201,7 +202,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from faults.spec import CatalogError
 
     try:
-        sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
+        sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime,
+                                                                            catalog_file=args.catalog)
         from engine.operate.operators import operator_from_args
 
         operator = operator_from_args(args)
@@ -362,11 +364,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         print("marathon: --seeds must be at least 1", file=sys.stderr)
         return 2
+    from faults.spec import CatalogError, app_catalog
+
     apps = args.app or builtin_apps()
+    if args.catalog is not None and len(apps) != 1:
+        print("marathon: --catalog is the catalog of one app: give exactly one --app with it", file=sys.stderr)
+        return 2
+    catalogs = {apps[0]: args.catalog} if args.catalog is not None else {}
     try:
         for app in apps:
             load_app(app)
-    except (KeyError, AppModelError) as exc:
+            app_catalog(app, catalogs.get(app))
+    except (KeyError, AppModelError, CatalogError, FileNotFoundError) as exc:
         print(f"marathon: {_message(exc)}", file=sys.stderr)
         return 2
     quiet = args.quiet or args.json
@@ -374,7 +383,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    result = validate(apps, args.regime, range(1, args.seeds + 1), progress=None if quiet else progress)
+    result = validate(apps, args.regime, range(1, args.seeds + 1), progress=None if quiet else progress,
+                      catalogs=catalogs)
     sys.stdout.write(result.to_json() if args.json else format_validation(result) + "\n")
     return 0 if result.ok else 1
 
@@ -387,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("sim", help="run the embedded cluster under load and print its health")
-    p.add_argument("--app", default=DEFAULT_APP, help=f"app name or app file (default {DEFAULT_APP})")
+    add_app_arguments(p, DEFAULT_APP, catalog=False)
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--minutes", type=float, default=30.0, help="run time to simulate (default 30)")
     p.add_argument("--speed", type=speed_arg, default=None,
@@ -396,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("schedule", help="generate a seeded fault schedule (table, or YAML with -o)")
-    p.add_argument("--app", default=DEFAULT_APP)
+    add_app_arguments(p, DEFAULT_APP)
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("-o", "--output", help="write the schedule YAML here")
@@ -405,7 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schedule)
 
     p = sub.add_parser("run", help="run a whole schedule headless")
-    p.add_argument("--app", default=DEFAULT_APP)
+    add_app_arguments(p, DEFAULT_APP)
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
@@ -461,8 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check the benchmark's ranking: noop, oracle, runbook and adversaries on the "
                                         "same schedules")
-    p.add_argument("--app", action="append", default=None,
-                   help="app to validate on (repeatable; default: all three shipped apps)")
+    add_app_arguments(p, None, repeatable=True)
     p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("--seeds", type=int, default=1, help="seeds 1..N (default 1)")
     p.add_argument("--json", action="store_true", help="the table and checks as JSON")
@@ -475,6 +484,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("prometheus-config", help="write a scrape config and the rule pack for your Prometheus")
     add_prometheus_config_arguments(p)
+
+    faults_p = sub.add_parser("faults", help="generate and qualify fault catalogs for any app model")
+    add_faults_arguments(faults_p.add_subparsers(dest="faults_command", metavar="SUBCOMMAND", required=True))
 
     app_p = sub.add_parser("app", help="list, show or import app models")
     app_sub = app_p.add_subparsers(dest="app_command", metavar="SUBCOMMAND", required=True)

@@ -73,3 +73,24 @@ def add_kube_api_argument(p: argparse.ArgumentParser, writes: str) -> None:
     p.add_argument("--kube-api", nargs="?", const=0, default=None, type=port_arg, metavar="PORT",
                    help="serve the run's cluster as a Kubernetes API on loopback (HTTPS, bearer token; default "
                         f"port: any free one) and write an operator kubeconfig beside the run directory; {writes}")
+
+
+APP_HELP = ("the app: a shipped app's name, an app model file, or an app directory holding app.yaml (the model) "
+            "and catalog.yaml (its fault catalog)")
+CATALOG_HELP = ("the fault catalog file of the app (default: a shipped app's catalog, or an app directory's "
+                "catalog.yaml; `marathon faults generate` writes a generic one for any app model)")
+
+
+def add_app_arguments(p: argparse.ArgumentParser, default: str | None, *, catalog: bool = True,
+                      repeatable: bool = False) -> None:
+    """``--app APP|FILE|DIR`` and, with ``catalog``, ``--catalog FILE``: the app a command runs
+    and its fault catalog, from the installed package or from the user's files
+    (:func:`engine.apps.model.load_app`, :func:`faults.spec.app_catalog`)."""
+    if repeatable:
+        p.add_argument("--app", action="append", default=None, metavar="APP|FILE|DIR",
+                       help=f"{APP_HELP} (repeatable; default: every shipped app)")
+    else:
+        p.add_argument("--app", default=default, metavar="APP|FILE|DIR",
+                       help=f"{APP_HELP}{f' (default {default})' if default else ''}")
+    if catalog:
+        p.add_argument("--catalog", default=None, metavar="FILE", help=CATALOG_HELP)

@@ -107,7 +107,7 @@ from faults.schedule import (
     ScheduledFault,
     parse_schedule,
 )
-from faults.spec import NODE_MECHANISMS, Catalog, FaultSpec, load_catalog
+from faults.spec import NODE_MECHANISMS, Catalog, FaultSpec, app_catalog
 from faults.timing import onset_seconds, rollout_seconds, work_seconds
 
 REGIMES: dict[str, dict[str, Any]] = {
@@ -515,16 +515,27 @@ class _Benign:
                             env={"LOG_LEVEL": prior})
 
 
-def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -> Schedule:
+def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None,
+             catalog_file: str | None = None) -> Schedule:
     """Generate the schedule of (app, seed, regime) (module docstring).
 
+    Args:
+        app: an app reference (:func:`engine.apps.model.load_app`: a shipped name, an app file
+            or an app directory).
+        seed: the schedule's seed.
+        regime: one of :data:`REGIMES`.
+        catalog: the catalog to draw from (default: the app's, :func:`faults.spec.app_catalog`).
+        catalog_file: the catalog file of a user's app file (``--catalog``); the schedule
+            records it (``catalog:``) so runs, seals and replays find the same catalog.
+
     Raises:
-        ValueError: unknown regime.
+        ValueError: unknown regime; FileNotFoundError: no catalog for the app;
+        faults.spec.CatalogError: a catalog that does not load.
     """
     if regime not in REGIMES:
         raise ValueError(f"unknown regime {regime!r}; choose one of {', '.join(REGIMES)}")
     cfg = REGIMES[regime]
-    cat = catalog or load_catalog(app)
+    cat = catalog or app_catalog(app, catalog_file)
     model = load_app(app)
     rng = _rng(app, seed, regime)
     duration = int(cfg["duration_s"])
@@ -697,7 +708,8 @@ def generate(app: str, seed: int, regime: str, catalog: Catalog | None = None) -
         factor = round(float(rng.uniform(1.4, 1.9)), 2)
         bursts.append(LoadBurst(at=round(t), duration=length, factor=factor))
         t += length + float(rng.exponential(cfg["burst_every_s"]))
-    data = {"app": app, "seed": seed, "regime": regime, "generator": GENERATOR_VERSION, "duration_s": duration,
+    head: dict[str, Any] = {"app": app} if catalog_file is None else {"app": app, "catalog": catalog_file}
+    data = {**head, "seed": seed, "regime": regime, "generator": GENERATOR_VERSION, "duration_s": duration,
             "faults": [f.model_dump() for f in faults], "changes": [c.model_dump(exclude_none=True) for c in changes],
             "bursts": [b.model_dump() for b in bursts],
             "noise": _noise(app, seed, duration, faults, cat)}

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from engine.apps.model import AppModelError, load_app, source_root
 from engine.inputs.safeyaml import YamlInputError, read_yaml
 from faults.noise import BackgroundNoise, describe, noise_problems
-from faults.spec import Catalog, load_catalog
+from faults.spec import Catalog, app_catalog
 
 RunRegime = Literal["short-5", "short-10", "marathon"]
 """The regimes :func:`faults.generator.generate` makes and the command lines offer (``--regime``)."""
@@ -130,6 +130,9 @@ class Schedule(_Strict):
     """One run's schedule (see module docstring)."""
 
     app: str
+    catalog: str | None = Field(default=None, description="the fault catalog file of a user's app file "
+                                                            "(``--catalog``); None: the app's own catalog "
+                                                            "(:func:`faults.spec.app_catalog`)")
     seed: int = Field(ge=0, le=2**64 - 1)
     regime: Regime
     generator: str = GENERATOR_VERSION
@@ -191,9 +194,11 @@ def parse_schedule(data: Any, source: str, catalog: Catalog | None = None) -> Sc
         raise ScheduleError(source, [("app", f"{sched.app!r} is neither a shipped app nor a loadable app file: "
                                              f"{exc}")]) from None
     try:
-        cat = catalog or load_catalog(sched.app)
-    except FileNotFoundError:
-        raise ScheduleError(source, [("app", f"no fault catalog for {sched.app!r}")]) from None
+        cat = catalog or app_catalog(sched.app, sched.catalog)
+    except FileNotFoundError as exc:
+        raise ScheduleError(source, [("catalog" if sched.catalog else "app", str(exc))]) from None
+    except KeyError as exc:
+        raise ScheduleError(source, [("app", str(exc.args[0]) if exc.args else str(exc))]) from None
     except (ValueError, OSError) as exc:  # CatalogError names the catalog file and its problems
         raise ScheduleError(source, [("app", f"the fault catalog of {sched.app!r} cannot be used: {exc}")]) from None
     specs = {f.id: f for f in cat.faults}
@@ -276,7 +281,7 @@ def load_schedule(path: str | Path) -> Schedule:
 
 def schedule_table(sched: Schedule, catalog: Catalog | None = None) -> str:
     """A readable table of a schedule: one line per fault, then noise counts."""
-    cat = catalog or load_catalog(sched.app)
+    cat = catalog or app_catalog(sched.app, sched.catalog)
     specs = {f.id: f for f in cat.faults}
     lines = [f"{sched.app}  regime {sched.regime}  seed {sched.seed}  {sched.duration_s // 60} min  "
              f"{len(sched.faults)} faults, {len(sched.changes)} benign changes, {len(sched.bursts)} load bursts", "",

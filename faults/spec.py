@@ -14,12 +14,28 @@ the text a change replaces) -- what exists instead.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.apps.model import MAX_REPLICAS, AppModel, ConfigRef, Probe, Resources, load_app, source_root
+from engine.apps.model import (
+    APP_DIR_CATALOG,
+    APP_DIR_MODEL,
+    MAX_REPLICAS,
+    AppModel,
+    ConfigRef,
+    Probe,
+    Resources,
+    app_model_path,
+    is_shipped_app,
+    load_app,
+    source_root,
+)
+from engine.inputs.binding import bound
 from engine.inputs.safeyaml import YamlInputError, read_yaml
 
 Category = Literal["code-bug", "configuration", "runtime", "infrastructure"]
@@ -500,8 +516,13 @@ def catalog_path(app: str) -> Path:
     return CATALOG_DIR / f"{app}.yaml"
 
 
-def load_catalog(app_or_path: str | Path) -> Catalog:
+def load_catalog(app_or_path: str | Path, app: AppModel | None = None) -> Catalog:
     """Load the shipped catalog of an app (by name) or a catalog file (by path).
+
+    Args:
+        app_or_path: a shipped app's name or a catalog file.
+        app: the app model to check the catalog against (default: the app its ``app:`` field
+            names, a shipped one); with ``app``, ``app:`` must be that model's name.
 
     Raises:
         CatalogError: malformed file, naming file, fault and field.
@@ -509,6 +530,8 @@ def load_catalog(app_or_path: str | Path) -> Catalog:
     """
     path = Path(app_or_path)
     if not (path.suffix in (".yaml", ".yml") and path.is_file()):
+        if os.sep in str(app_or_path) or path.suffix in (".yaml", ".yml"):
+            raise FileNotFoundError(f"no fault catalog file {str(app_or_path)!r}")
         path = catalog_path(str(app_or_path))
         if not path.is_file():
             shipped = ", ".join(sorted(p.stem for p in CATALOG_DIR.glob("*.yaml")))
@@ -523,4 +546,51 @@ def load_catalog(app_or_path: str | Path) -> Catalog:
     if isinstance(data, dict) and "services" in data and "faults" not in data:
         raise CatalogError(str(path), [("<file>", "this is an app model, not a fault catalog: schedules and runs "
                                                   "need a fault catalog for the app (faults/catalog/FORMAT.md)")])
-    return parse_catalog(data, str(path))
+    if app is not None and isinstance(data, dict) and data.get("app") != app.name:
+        raise CatalogError(str(path), [("app", f"the catalog is for app {data.get('app')!r}, the app model is "
+                                               f"{app.name!r}")])
+    return parse_catalog(data, str(path), app)
+
+
+_BOUND: dict[str, Catalog] = {}
+
+
+def app_catalog(app: str, catalog: str | Path | None = None) -> Catalog:
+    """The fault catalog of an app reference (:func:`engine.apps.model.load_app`), checked
+    against that app's model.
+
+    In order: a catalog bound to ``app`` (:func:`bind_catalog`); the ``catalog`` file; the
+    shipped catalog of a shipped app; the ``catalog.yaml`` of an app directory
+    (:data:`engine.apps.model.APP_DIR_CATALOG`).
+
+    Raises:
+        CatalogError: the catalog is malformed or does not fit the app.
+        FileNotFoundError: no catalog (the message says how to give or generate one).
+        KeyError, engine.apps.model.AppModelError: the app does not load.
+    """
+    if app in _BOUND:
+        return _BOUND[app]
+    model = load_app(app)
+    if catalog is not None:
+        return load_catalog(catalog, model)
+    if is_shipped_app(app):
+        return load_catalog(app)
+    model_file = app_model_path(app)
+    if model_file.name == APP_DIR_MODEL and Path(app).is_dir():
+        inner = model_file.parent / APP_DIR_CATALOG
+        if inner.is_file():
+            return load_catalog(inner, model)
+        raise FileNotFoundError(f"{app}: the app directory has no {APP_DIR_CATALOG} (write one with `marathon faults "
+                                f"generate --app {app} -o {inner}`, then qualify it)")
+    raise FileNotFoundError(f"no fault catalog for the app file {app!r}: give --catalog FILE, or put the model and "
+                            f"the catalog in one directory as {APP_DIR_MODEL} and {APP_DIR_CATALOG} and give --app DIR "
+                            f"(a generic catalog: `marathon faults generate --app {app} -o catalog.yaml`)")
+
+
+@contextmanager
+def bind_catalog(app: str, catalog: Catalog) -> Iterator[None]:
+    """Make :func:`app_catalog` answer ``catalog`` for ``app`` inside the block (a bundle's
+    replay runs the catalog entries it carries; qualification runs a catalog not yet written
+    to a file). Nested bindings of the same reference restore the outer one."""
+    with bound(_BOUND, app, catalog):
+        yield

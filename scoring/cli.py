@@ -126,7 +126,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     except (ValueError, KeyError) as exc:
         raise ScoreError(f"{path}: {exc}") from None
     score.replayed = replay_status(report.head)
-    score.custom_schedule = not _generated_schedule(meta)
+    score.custom_schedule = not _generated_schedule(meta, bundle.schedule_text)
     return score, events
 
 
@@ -148,15 +148,21 @@ def _resimulated(noop: NoopProvider | None, meta: dict[str, Any], bundle: Any, p
     return result
 
 
-def _generated_schedule(meta: dict[str, Any]) -> bool:
+def _generated_schedule(meta: dict[str, Any], schedule_text: str = "") -> bool:
     """Whether the run replayed the schedule this engine generates for its app, regime and seed
-    (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart)."""
+    (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart). A user's
+    app is generated again from its files (and the catalog file its schedule names), when they
+    are still there: the bundle carries only the catalog entries the schedule drew."""
     from engine.bundle.layout import schedule_digest
+    from engine.inputs.safeyaml import parse_yaml
     from faults.generator import generate
     from faults.schedule import dump_schedule
 
     try:
-        expected = dump_schedule(generate(str(meta["app"]), int(meta["seed"]), str(meta["regime"])))
+        recorded = parse_yaml(schedule_text) if schedule_text else {}
+        catalog = recorded.get("catalog") if isinstance(recorded, dict) else None
+        expected = dump_schedule(generate(str(meta["app"]), int(meta["seed"]), str(meta["regime"]),
+                                          catalog_file=catalog if isinstance(catalog, str) else None))
     except Exception:  # an app, regime or seed this engine cannot generate: not a public schedule
         return False
     return schedule_digest(expected) == meta.get("schedule_sha256")

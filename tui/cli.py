@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.cliargs import add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
+from engine.cliargs import add_app_arguments, add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
@@ -35,7 +35,7 @@ DEFAULT_REPLAY_SPEED = 30.0
 
 
 def _common_run(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--app", default=DEFAULT_APP, help=f"the application (default {DEFAULT_APP})")
+    add_app_arguments(p, DEFAULT_APP)
     p.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED, help=f"schedule and simulation seed (default "
                                                                      f"{DEFAULT_SEED})")
     p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES, help=f"default {DEFAULT_REGIME}")
@@ -109,7 +109,8 @@ def _schedule(args: argparse.Namespace) -> Any:
     from faults.generator import generate
     from faults.schedule import load_schedule
 
-    return load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
+    return load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime,
+                                                                            catalog_file=args.catalog)
 
 
 FOLLOW_WAIT_S = 30.0

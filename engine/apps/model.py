@@ -17,12 +17,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from engine.inputs.binding import bound
 from engine.inputs.safeyaml import YamlInputError, read_yaml
 from engine.kubectl.quantity import parse_quantity
 
@@ -628,25 +630,73 @@ def builtin_app_path(name: str) -> Path:
     return path
 
 
+APP_DIR_MODEL = "app.yaml"
+"""The app model file of an app directory (``--app DIR``)."""
+APP_DIR_CATALOG = "catalog.yaml"
+"""The fault catalog file of an app directory (``--app DIR``; :func:`faults.spec.app_catalog`)."""
+
 _CACHE: dict[str, AppModel] = {}
+_BOUND: dict[str, AppModel] = {}
+
+
+def app_model_path(ref: str) -> Path:
+    """The app model file an app reference names: a shipped app's file (by name), the
+    ``app.yaml`` of an app directory, or the file itself. A path (one with a separator or a
+    YAML suffix, or an existing file) is a path; a bare name is a shipped app unless no
+    shipped app has it and a directory of that name exists.
+
+    Raises:
+        KeyError: neither a shipped app nor an existing file or app directory (the message
+            lists the shipped apps), or a directory without ``app.yaml``.
+    """
+    candidate = Path(ref)
+    if candidate.suffix in (".yaml", ".yml") or os.sep in ref or candidate.is_file() \
+            or (candidate.is_dir() and ref not in builtin_apps()):
+        if not candidate.is_dir():
+            return candidate
+        inner = candidate / APP_DIR_MODEL
+        if not inner.is_file():
+            raise KeyError(f"{ref}: an app directory holds {APP_DIR_MODEL} (the app model) and {APP_DIR_CATALOG} "
+                           f"(its fault catalog); there is no {inner}")
+        return inner
+    return builtin_app_path(ref)
+
+
+def is_shipped_app(ref: str) -> bool:
+    """Whether the app reference ``ref`` names a shipped app (:func:`app_model_path` resolves it
+    to the package's own model file), as opposed to a user's file or directory."""
+    try:
+        return app_model_path(ref) == builtin_app_path(ref)
+    except KeyError:
+        return False
 
 
 def load_app(name_or_path: str) -> AppModel:
-    """Load a shipped app by name (``online-boutique``) or any app file by path.
+    """Load an app by reference: a shipped app by name (``online-boutique``), an app file by
+    path, or an app directory (its ``app.yaml``, :data:`APP_DIR_MODEL`). A model bound to the
+    reference (:func:`bind_app`) comes first.
 
     Raises:
-        KeyError: neither a shipped app nor an existing file.
+        KeyError: neither a shipped app nor an existing file or app directory.
         AppModelError: the file is malformed.
     """
+    if name_or_path in _BOUND:
+        return _BOUND[name_or_path]
     if name_or_path in _CACHE:
         return _CACHE[name_or_path]
-    candidate = Path(name_or_path)
-    if candidate.suffix in (".yaml", ".yml") or os.sep in name_or_path or candidate.is_file():
-        app = load_app_file(candidate)
-    else:
-        app = load_app_file(builtin_app_path(name_or_path))
+    path = app_model_path(name_or_path)
+    app = load_app_file(path)
     _CACHE[name_or_path] = app
     return app
+
+
+@contextmanager
+def bind_app(ref: str, model: AppModel) -> Iterator[None]:
+    """Make :func:`load_app` answer ``model`` for ``ref`` inside the block, whatever the file
+    system holds: a bundle's replay runs the app model the bundle carries (the user's file may
+    be gone or changed since). Nested bindings of the same reference restore the outer one."""
+    with bound(_BOUND, ref, model):
+        yield
 
 
 def source_root(app: str) -> Path:

@@ -40,11 +40,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.cliargs import CATALOG_HELP, add_app_arguments
 from engine.kube.admin import AdminMutator
 from engine.run.live import LiveSimulation
 from engine.run.substrates import open_substrate
 from engine.substrate import SubstrateError
-from faults.spec import Catalog, load_catalog
+from faults.spec import Catalog, app_catalog
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -93,13 +94,12 @@ class SimulatedCluster:
         from engine.sim.world import world_for
 
         self.sim: Substrate = open_substrate(app, seed=seed, retention_s=3600.0)
-        if catalog is not None:
-            faults = load_catalog(catalog)
-        else:
-            try:
-                faults = load_catalog(self.sim.app.name)
-            except FileNotFoundError:  # an imported app without a catalog: no image or env is a defect
-                faults = Catalog(app=self.sim.app.name, faults=())
+        try:
+            faults = app_catalog(app, catalog)
+        except FileNotFoundError:
+            if catalog is not None:
+                raise
+            faults = Catalog(app=self.sim.app.name, faults=())  # an app without a catalog: no image or env is a defect
         self.world: SimWorld = world_for(self.sim, faults, repository=repository)
         self.host = host
         self.port = port
@@ -273,7 +273,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``marathon cluster`` on ``parser`` and set ``func``."""
     from engine.cliargs import seed_arg
 
-    parser.add_argument("--app", default="online-boutique", help="app name or app file (default online-boutique)")
+    add_app_arguments(parser, "online-boutique", catalog=False)
     parser.add_argument("--seed", type=seed_arg, default=1)
     parser.add_argument("--speed", type=_positive, default=1.0,
                         help="run-time seconds per wall second (default 1: real time)")
@@ -288,8 +288,8 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=None, help="the admin bearer token (default: a random one)")
     parser.add_argument("--hold", action="store_true",
                         help="keep the run clock at 0 until POST /marathon/v1/clock/start (a run attaching at 0)")
-    parser.add_argument("--catalog", default=None, metavar="APP|FILE",
-                        help="fault catalog for image and env resolution (default: the app's)")
+    parser.add_argument("--catalog", default=None, metavar="FILE",
+                        help=f"fault catalog for image and env resolution: {CATALOG_HELP}")
     parser.add_argument("--image-repository", default=None, metavar="REPO",
                         help="where catalog change images live (default registry.sre-marathon.local/<app>)")
     parser.set_defaults(func=cmd_cluster)

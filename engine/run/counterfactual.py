@@ -46,11 +46,34 @@ def code_digest() -> str:
     return code_sha256()
 
 
+def _user_inputs(app: str, schedule_text: str) -> tuple[str, str]:
+    """(a digest of the app model and fault catalog a user's app loads, the model's name): a
+    user's files can change under the same path, the engine's code digest covers only the
+    shipped ones. ("", ``app``) for a shipped app, or when the inputs do not load (the run
+    itself will then say why)."""
+    import yaml
+
+    from engine.apps.model import is_shipped_app, load_app
+    from faults.spec import app_catalog
+
+    if is_shipped_app(app):
+        return "", app
+    try:
+        model = load_app(app)
+        sched = yaml.safe_load(schedule_text) or {}
+        catalog = sched.get("catalog") if isinstance(sched, dict) and isinstance(sched.get("catalog"), str) else None
+        text = model.model_dump_json() + app_catalog(app, catalog).model_dump_json()
+    except Exception:  # the run below raises the real error
+        return "", "app"
+    return ":" + hashlib.sha256(text.encode()).hexdigest(), model.name
+
+
 def noop_counterfactual(app: str, seed: int, schedule_text: str, *, use_cache: bool = True) -> Counterfactual:
     """The no-op counterfactual of a schedule, re-simulated (or from the cache).
 
     Args:
-        app: the app name.
+        app: the app reference (a shipped app's name, an app file or an app directory; a user's
+            app is cached under its model's name, keyed by the model and catalog it loads).
         seed: the simulation seed of the run.
         schedule_text: the schedule YAML the run replayed.
         use_cache: read and write the on-disk cache.
@@ -59,8 +82,9 @@ def noop_counterfactual(app: str, seed: int, schedule_text: str, *, use_cache: b
         ScheduleError: the schedule does not validate against this installation.
     """
     digest = schedule_digest(schedule_text)
-    key = hashlib.sha256(f"{CACHE_VERSION}:{app}:{seed}:{digest}:{code_digest()}".encode()).hexdigest()[:24]
-    path = cache_dir() / f"{app}-seed{seed}-{key}.json"
+    inputs, name = _user_inputs(app, schedule_text)
+    key = hashlib.sha256(f"{CACHE_VERSION}:{app}:{seed}:{digest}:{code_digest()}{inputs}".encode()).hexdigest()[:24]
+    path = cache_dir() / f"{name}-seed{seed}-{key}.json"
     if use_cache and path.is_file():
         try:
             return Counterfactual.from_dict(json.loads(path.read_text(encoding="utf-8")))

@@ -49,7 +49,7 @@ from engine.run.substrates import open_substrate
 from engine.sim.remedy import fault_node
 from engine.substrate import FaultInstance, FaultSkipped, Substrate, SubstrateError
 from faults.schedule import TEMPLATE_KINDS, BenignChange, LoadBurst, Schedule, ScheduledFault, dump_schedule
-from faults.spec import NODE_MECHANISMS, FaultSpec, load_catalog
+from faults.spec import NODE_MECHANISMS, FaultSpec, app_catalog
 from scoring.gates import RESTART_READY_TIMEOUT_S, RESTART_SETTLE_S, soak_complete_at
 
 EVAL_INTERVAL_S = 15.0
@@ -147,8 +147,11 @@ def _released(lock: threading.RLock) -> Iterator[None]:
 
 
 def run_name(schedule: Schedule, seed: int, operator: str) -> str:
-    """``<app>-<regime>-seed<seed>-<operator>``: a run's id and default directory name."""
-    return f"{schedule.app}-{schedule.regime}-seed{seed}-{operator}"
+    """``<app>-<regime>-seed<seed>-<operator>``: a run's id and default directory name (``<app>``:
+    the app model's name, so an app file's path never becomes part of a directory name)."""
+    from engine.apps.model import load_app
+
+    return f"{load_app(schedule.app).name}-{schedule.regime}-seed{seed}-{operator}"
 
 
 def fault_services(sim: Substrate, spec: FaultSpec) -> list[str]:
@@ -252,7 +255,7 @@ class Orchestrator:
         self.alert_source: AlertSource | None = source
         self.alert_history: AlertHistory | None = source.history if source is not None else None
         self.cadence_s = cadence_s
-        self.catalog = {f.id: f for f in load_catalog(schedule.app).faults}
+        self.catalog = {f.id: f for f in app_catalog(schedule.app, schedule.catalog).faults}
         self._fault_images = {f.config.image for f in self.catalog.values() if f.config is not None and f.config.image}
         self._benign_done: dict[tuple[str, str, int], tuple[str, Any, Any]] = {}
         """Benign template changes applied: (service, kind, at) -> (field, value replaced, value set)."""
@@ -733,14 +736,10 @@ class Orchestrator:
 
 
 def _app_model_text(app: str) -> str:
-    """The text of the app model file a run loads (a shipped app by name, or a file path)."""
-    from engine.apps.model import builtin_app_path
+    """The text of the app model file a run loads (a shipped app by name, an app file or an app directory)."""
+    from engine.apps.model import app_model_path
 
-    try:
-        path = builtin_app_path(app)
-    except KeyError:
-        path = Path(app)
-    return path.read_text(encoding="utf-8")
+    return app_model_path(app).read_text(encoding="utf-8")
 
 
 def _add_comment(path: str, text: str, note: str) -> str:

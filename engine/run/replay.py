@@ -42,6 +42,7 @@ scorer's :func:`engine.bundle.replaystatus.replay_status` can mark leaderboard r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -315,8 +316,7 @@ def replay(path: str | Path, *, remember: bool = True) -> ReplayReport:
     Raises:
         engine.bundle.format.NotARunError, engine.bundle.format.BundleError: not a readable bundle.
     """
-    from engine.run.identity import engine_identity
-    from engine.run.orchestrator import Orchestrator
+    from engine.run.sealinputs import carried_inputs
 
     t0 = time.monotonic()
     report = ReplayReport(Path(path))
@@ -338,6 +338,22 @@ def replay(path: str | Path, *, remember: bool = True) -> ReplayReport:
                                "replay")
     if isinstance(start.get("rule_pack"), dict) is False and start.get("rule_pack") is not None:
         report.problems.append("run.start's rule_pack is malformed")
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(carried_inputs(bundle, str(start.get("app")), str(path)))
+        except (ValueError, yaml.YAMLError) as exc:  # AppModelError, CatalogError: a carried input is broken
+            report.problems.append(f"the inputs the bundle carries do not load: {exc}")
+            report.wall_s = time.monotonic() - t0
+            return report
+        return _replay_run(bundle, recorded, seal_ev, start, report, t0, remember)
+
+
+def _replay_run(bundle: Any, recorded: list[Event], seal_ev: Event, start: dict[str, Any], report: ReplayReport,
+                t0: float, remember: bool) -> ReplayReport:
+    """The re-execution of :func:`replay`, with the bundle's inputs in place."""
+    from engine.run.identity import engine_identity
+    from engine.run.orchestrator import Orchestrator
+
     engine = start.get("engine")
     mine = engine_identity()
     if engine != mine:

@@ -22,8 +22,11 @@ a hook, and :func:`seal_run` is the seal every recorded run goes through (``mara
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +38,20 @@ from engine.bundle.layout import APP_FILE, CATALOG_FILE, COUNTERFACTUAL_FILE, SC
 
 
 def catalog_entries(app: str, schedule_text: str) -> dict[str, Any]:
-    """``{"app": app, "faults": [entry, ...]}`` for the faults a schedule names, in schedule order.
+    """``{"app": name, "faults": [entry, ...]}`` for the faults a schedule names, in schedule order
+    (``name``: the catalog's app, the app model's name; the catalog is the schedule's ``catalog``
+    file, or the app's own: :func:`faults.spec.app_catalog`).
 
     Raises:
         KeyError, ValueError: the app or the schedule does not load on this engine.
     """
-    from faults.spec import load_catalog
+    from faults.spec import app_catalog
 
     sched = yaml.safe_load(schedule_text) or {}
     ids = [str(f["fault"]) for f in sched.get("faults", []) if isinstance(f, dict) and "fault" in f]
-    specs = {f.id: f for f in load_catalog(app).faults}
+    catalog = sched.get("catalog") if isinstance(sched.get("catalog"), str) else None
+    cat = app_catalog(app, catalog)
+    specs = {f.id: f for f in cat.faults}
     missing = [i for i in ids if i not in specs]
     if missing:
         raise KeyError(f"faults not in the {app} catalog: {', '.join(missing)}")
@@ -52,7 +59,7 @@ def catalog_entries(app: str, schedule_text: str) -> dict[str, Any]:
     for i in ids:
         if i not in seen:
             seen.append(i)
-    return {"app": app, "faults": [specs[i].model_dump(mode="json", exclude_defaults=True) for i in seen]}
+    return {"app": cat.app, "faults": [specs[i].model_dump(mode="json", exclude_defaults=True) for i in seen]}
 
 
 def counterfactual_document(app: str, seed: int, schedule_text: str) -> dict[str, Any]:
@@ -121,3 +128,37 @@ def seal_run(run_dir: str | Path, *, recover: bool = False, out: str | Path | No
         engine.bundle.format.NotARunError, engine.bundle.format.BundleError: as ``seal``.
     """
     return seal(run_dir, recover=recover, out=out, inputs=complete_inputs, sign=sign)
+
+
+@contextmanager
+def carried_inputs(bundle: Any, app: str, source: str) -> Iterator[bool]:
+    """Inside the block, the app reference ``app`` of a user's app (not a shipped one) loads the
+    app model and the catalog entries the bundle carries (``app.yaml``, ``catalog.yaml``:
+    :func:`engine.apps.model.bind_app`, :func:`faults.spec.bind_catalog`), whatever the user's
+    files now hold or whether they still exist, so a replay re-executes what was run. Yields
+    whether it bound anything (False for a shipped app, whose inputs replay compares with the
+    installation instead, and for a bundle that carries no model).
+
+    Args:
+        bundle: an open bundle (:func:`engine.bundle.format.open_bundle`).
+        app: ``run.start``'s app.
+        source: the bundle's path, for error messages.
+
+    Raises:
+        engine.apps.model.AppModelError, faults.spec.CatalogError: a carried input that does not load.
+    """
+    from engine.apps.model import bind_app, is_shipped_app, parse_app
+    from engine.inputs.safeyaml import parse_yaml
+    from faults.spec import bind_catalog, parse_catalog
+
+    names = set(bundle.names())
+    if is_shipped_app(app) or APP_FILE not in names:
+        yield False
+        return
+    model = parse_app(parse_yaml(bundle.read_text(APP_FILE)), f"{source}:{APP_FILE}")
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(bind_app(app, model))
+        if CATALOG_FILE in names:
+            catalog = parse_catalog(parse_yaml(bundle.read_text(CATALOG_FILE)), f"{source}:{CATALOG_FILE}", model)
+            stack.enter_context(bind_catalog(app, catalog))
+        yield True

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ from engine.apps.model import load_app
 from engine.run.orchestrator import EVAL_INTERVAL_S, Orchestrator
 from faults.generator import generate
 from faults.schedule import Schedule, ScheduledFault
-from faults.spec import FaultSpec, load_catalog
+from faults.spec import FaultSpec, app_catalog
 from scoring.counterfactual import Counterfactual, counterfactual_from_events, route_violations
 from scoring.score import FORMULA_V1, RunScore, score_events
 
@@ -128,11 +128,14 @@ def _row(sched: Schedule, op: str, s: RunScore, wall: float) -> Row:
 
 
 def validate(apps: Sequence[str], regime: str, seeds: Sequence[int], *,
-             progress: Callable[[str], None] | None = None) -> Validation:
+             progress: Callable[[str], None] | None = None,
+             catalogs: Mapping[str, str] | None = None) -> Validation:
     """Run every operator of :func:`operators` on each schedule and check the ranking (module docstring).
 
     Args:
-        apps: app names.
+        apps: app references (shipped names, app files, app directories).
+        catalogs: the catalog file of an app reference (``--catalog``; default: the app's own,
+            :func:`faults.spec.app_catalog`).
         regime: ``short-5``, ``short-10`` or ``marathon``.
         seeds: schedule seeds.
         progress: called with a line after each run.
@@ -146,14 +149,15 @@ def validate(apps: Sequence[str], regime: str, seeds: Sequence[int], *,
     for app in apps:
         model = load_app(app)
         for seed in seeds:
-            sched = generate(app, seed, regime)
+            catalog = (catalogs or {}).get(app)
+            sched = generate(app, seed, regime, catalog_file=catalog)
             per: dict[str, RunScore] = {}
             started = time.perf_counter()
             noop = run_schedule(sched, "noop")
             cf = counterfactual_of(sched, noop)
             noop_wall = time.perf_counter() - started
             slos = {r.name: (r.slo.error_share, r.slo.latency_p95_ms) for r in model.routes}
-            specs = {f.id: f for f in load_catalog(app).faults}
+            specs = {f.id: f for f in app_catalog(app, catalog).faults}
             # Routes a restart can help: every route whose call tree reaches the service of a
             # fault whose remedy is a restart (not only the routes its catalog scope lists).
             restarted = {specs[f.fault].remedy.service or specs[f.fault].target for f in sched.faults
@@ -262,10 +266,11 @@ catalog fault's onset, detection, remedy and soak."""
 
 
 def single_fault_schedule(app: str, spec: FaultSpec, *, at: int = 60, lifetime: int = QUALIFY_LIFETIME_S,
-                          seed: int = 0) -> Schedule:
+                          seed: int = 0, catalog: str | None = None) -> Schedule:
     """A schedule holding only ``spec``: injected at ``at``, reverted ``lifetime`` seconds later,
-    no benign changes and no load bursts."""
-    return Schedule(app=app, seed=seed, regime="single", duration_s=at + lifetime + 60,
+    no benign changes and no load bursts (``catalog``: the schedule's catalog file, as
+    :func:`faults.generator.generate` takes it)."""
+    return Schedule(app=app, catalog=catalog, seed=seed, regime="single", duration_s=at + lifetime + 60,
                     faults=(ScheduledFault(at=at, fault=spec.id, target=spec.target, lifetime=lifetime),))
 
 
@@ -281,9 +286,12 @@ class Qualification:
     score: dict[str, Any] = field(default_factory=dict)
 
 
-def qualify_fault(app: str, spec: FaultSpec, *, seed: int = 0) -> Qualification:
-    """Run the oracle alone on ``spec`` through the tools and policy, and score it (module docstring)."""
-    sched = single_fault_schedule(app, spec, seed=seed)
+def qualify_fault(app: str, spec: FaultSpec, *, seed: int = 0, catalog: str | None = None) -> Qualification:
+    """Run the oracle alone on ``spec`` through the tools and policy, and score it (module docstring).
+
+    ``catalog``: the catalog file ``spec`` comes from, for a user's app file (or bind the
+    catalog with :func:`faults.spec.bind_catalog`)."""
+    sched = single_fault_schedule(app, spec, seed=seed, catalog=catalog)
     cf = counterfactual_of(sched)
     run = run_schedule(sched, "oracle")
     s = score_events(run.stream.events, counterfactual=cf)

@@ -33,7 +33,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.cliargs import add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
+from engine.cliargs import add_app_arguments, add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
 from engine.serve.hub import DEFAULT_INVOCATION_TIMEOUT_S, AgentHub, ExternalOperator
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
@@ -51,7 +51,7 @@ DEFAULT_MCP_PORT = 8766
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     """The ``marathon serve`` flags; sets ``func`` to :func:`cmd_serve`."""
-    p.add_argument("--app", default="online-boutique")
+    add_app_arguments(p, "online-boutique")
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
@@ -297,7 +297,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise ValueError(f"--name {args.name!r}: use 1-40 letters, digits, '.', '_' or '-'")
         if args.no_http and args.mcp == "none":
             raise ValueError("nothing to serve: --no-http with --mcp none")
-        sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime)
+        sched = load_schedule(args.schedule) if args.schedule else generate(args.app, args.seed, args.regime,
+                                                                            catalog_file=args.catalog)
         seed = sched.seed if args.schedule else args.seed
         hub = AgentHub(args.invocation_timeout)
         operator = ExternalOperator(hub, name=args.name)
