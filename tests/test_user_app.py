@@ -142,8 +142,6 @@ def test_user_app_file_marathon_from_files_only(tmp_path: Path, capsys: pytest.C
     assert scores["runbook"] > scores["noop"]
 
 
-@pytest.mark.skip(reason="enable after merging i16-importer (H1): on this branch `marathon app import` writes a "
-                         "skeleton that does not load (no language, no load generator, no operations)")
 def test_imported_manifest_runs_a_marathon_from_files_only(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "src"
@@ -157,6 +155,7 @@ def test_imported_manifest_runs_a_marathon_from_files_only(tmp_path: Path,
     manifest.unlink()
     scores = _marathon_from_files(tmp_path, model_file, capsys)
     assert scores["noop"] == 0.0
+    assert scores["runbook"] > scores["noop"]
 
 
 def test_a_schedule_records_the_catalog_file_it_was_drawn_from(tmp_path: Path,
