@@ -1,0 +1,157 @@
+"""``marathon rules test`` against ``promtool test rules`` 2.42 on Prometheus' own fixtures.
+
+Every unit-test file of ``prometheus-testdata/promtool`` (Prometheus v2.42.0
+``cmd/promtool/testdata``) and the self-written ones in ``tests/data/rulestest`` run on the
+embedded evaluator; the exit code must be what Prometheus' ``unittest_test.go`` states
+(with the ``@`` modifier and negative offsets enabled, as ``promtool test rules`` enables
+them in ``main.go``) -- that half always runs. When ``promtool`` is installed, its exit code,
+stdout and stderr must equal ours, byte for byte, with one normalisation: the two series of
+a ``found duplicate series for the match group ...: [A, B]`` error are compared as a set,
+because promtool lists them in the order its TSDB head created them, which follows Go's
+random map iteration in ``LazyLoader.appendTill`` (the same file prints ``[b="4", b="3"]``
+on one run and ``[b="3", b="4"]`` on the next); ours are in a fixed order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from alerts.promtool import promtool_path
+from alerts.rulestest import format_float_e, go_duration, model_duration_string, run_files
+from tests.conftest import SHARED_DATA
+
+PROMTOOL_DATA = SHARED_DATA / "prometheus-testdata" / "promtool"
+OWN_DATA = Path(__file__).resolve().parent / "data" / "rulestest"
+
+EXPECTED = {
+    "unittest.yml": 0, "long-period.yml": 0, "bad-input-series.yml": 1, "bad-promql.yml": 1,
+    "bad-rules-syntax-test.yml": 1, "bad-rules-error-test.yml": 1, "failing.yml": 1,
+    "at-modifier-test.yml": 0, "negative-offset-test.yml": 0,
+}
+"""unittest_test.go (v2.42.0) ``TestRulesUnitTest``, with the features promtool's CLI enables."""
+
+OWN_EXPECTED = {
+    "pass.yml": 0, "fail.yml": 1, "bad-yaml-fields.yml": 1, "bad-duration.yml": 1, "missing-alertname.yml": 1,
+    "repeated-order.yml": 1, "bad-rules-twice.yml": 1,
+}
+"""Self-written fixtures; their exit codes were read from promtool 2.42 (and are checked against it below)."""
+
+_DUPLICATE = re.compile(r"(found duplicate series for the match group .*? hand-side of the operation: )\[(.*)\];")
+
+
+def _normalise(text: str) -> str:
+    def sort_pair(m: re.Match[str]) -> str:
+        first, sep, second = m.group(2).partition("}, {")
+        pair = sorted([first + "}", "{" + second]) if sep else [m.group(2)]
+        return f"{m.group(1)}[{', '.join(pair)}];"
+    return _DUPLICATE.sub(sort_pair, text)
+
+
+def _unit_test_files(directory: Path) -> list[str]:
+    """Files of ``directory`` that are promtool unit-test files (no ``groups``; ``tests`` or ``rule_files``)."""
+    out = []
+    for path in sorted(directory.glob("*.yml")):
+        data = yaml.safe_load(path.read_text())
+        if isinstance(data, dict) and "groups" not in data and ("tests" in data or "rule_files" in data):
+            out.append(path.name)
+    return out
+
+
+def _ours(directory: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    monkeypatch.chdir(directory)
+    code, chunks = run_files([name])
+    return (code, "".join(t for s, t in chunks if s == "out"), "".join(t for s, t in chunks if s == "err"))
+
+
+def _promtool(directory: Path, name: str) -> tuple[int, str, str]:
+    exe = promtool_path()
+    assert exe is not None
+    proc = subprocess.run([exe, "test", "rules", name], cwd=directory, capture_output=True, text=True, timeout=120,
+                          check=False)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _shared() -> Path:
+    if not PROMTOOL_DATA.is_dir():
+        pytest.skip(f"promtool fixtures not found at {PROMTOOL_DATA} (set SRE_MARATHON_SHARED_DATA)")
+    return PROMTOOL_DATA
+
+
+def test_every_unit_test_fixture_is_listed() -> None:
+    assert _unit_test_files(_shared()) == sorted(EXPECTED)
+    assert _unit_test_files(OWN_DATA) == sorted(OWN_EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_prometheus_fixture_exit_code(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = _ours(_shared(), name, monkeypatch)
+    assert code == EXPECTED[name], out + err
+    assert out.startswith(f"Unit Testing:  {name}\n")
+    assert ("  SUCCESS\n" in out) == (code == 0)
+    assert err.startswith("  FAILED:\n") == (code == 1)
+
+
+@pytest.mark.parametrize("name", sorted(OWN_EXPECTED))
+def test_own_fixture_exit_code(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = _ours(OWN_DATA, name, monkeypatch)
+    assert code == OWN_EXPECTED[name], out + err
+
+
+@pytest.mark.skipif(promtool_path() is None, reason="promtool not installed (Debian: apt-get install prometheus)")
+@pytest.mark.parametrize(("directory", "name"), [(PROMTOOL_DATA, n) for n in sorted(EXPECTED)]
+                         + [(OWN_DATA, n) for n in sorted(OWN_EXPECTED)],
+                         ids=[f"prometheus/{n}" for n in sorted(EXPECTED)] + [f"own/{n}" for n in sorted(OWN_EXPECTED)])
+def test_same_output_as_promtool(directory: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not directory.is_dir():
+        pytest.skip(f"{directory} not found")
+    theirs = _promtool(directory, name)
+    ours = _ours(directory, name, monkeypatch)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    assert _normalise(ours[2]) == _normalise(theirs[2])
+
+
+def test_failure_messages_are_promtools() -> None:
+    """The shapes promtool prints, on one self-written failing file (checked against promtool above)."""
+    code, chunks = run_files([str(OWN_DATA / "fail.yml")])
+    err = "".join(t for s, t in chunks if s == "err")
+    assert code == 1
+    assert f"  WARNING: no file match pattern {OWN_DATA / 'nomatch-*.yml'}\n" in err
+    assert ("    name: wrong expectations,\n    alertname: HighErrors, time: 3m, \n        exp:[\n"
+            "            0:\n              Labels:{alertname=\"HighErrors\", job=\"api\", severity=\"ticket\"}\n"
+            "              Annotations:{}\n            ], \n        got:[\n            0:\n") in err
+    assert ('    expr: "vector(NaN)", time: 1h,\n        exp: {} NaN\n        got: {} NaN\n') in err
+    assert '    expr: "up[5m]", time: 1m, err: rule result is not a vector or scalar\n' in err
+    assert ('err: labels "up{instance=\\"a\\"": 1:16: parse error: unexpected end of input inside braces\n') in err
+    assert '        got: {__name__="x", a="\\"q\\"\\n"} 1E-07\n' in err
+
+
+def test_cli_streams_and_exit_code(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "engine.cli", "rules", "test", "pass.yml", "fail.yml"],
+                          cwd=OWN_DATA, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("Unit Testing:  pass.yml\n  SUCCESS\n\nUnit Testing:  fail.yml\n")
+    assert proc.stderr.startswith("  WARNING: no file match pattern nomatch-*.yml\n  FAILED:\n")
+    only = subprocess.run([sys.executable, "-m", "engine.cli", "rules", "test", "--run", "^nothing$", "fail.yml"],
+                          cwd=OWN_DATA, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert (only.returncode, only.stdout) == (0, "Unit Testing:  fail.yml\n  SUCCESS\n\n")
+    missing = subprocess.run([sys.executable, "-m", "engine.cli", "rules", "test", str(tmp_path / "nope.yml")],
+                             capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert missing.returncode == 1 and "does not exist" in missing.stderr
+
+
+def test_go_number_and_duration_formats() -> None:
+    assert [format_float_e(v) for v in (1.0, 61.0, 0.5, 9218880000.0, -0.0, 1.5e-7, float("inf"))] == \
+        ["1E+00", "6.1E+01", "5E-01", "9.21888E+09", "-0E+00", "1.5E-07", "+Inf"]
+    assert [go_duration(ms) for ms in (0, 500, 1500, 60_000, 179_999, 3_600_000)] == \
+        ["0s", "500ms", "1.5s", "1m0s", "2m59.999s", "1h0m0s"]
+    assert [model_duration_string(ms) for ms in (0, 300_000, 604_800_000, 7_776_000_000, 5_400_500)] == \
+        ["0s", "5m", "1w", "90d", "1h30m500ms"]
