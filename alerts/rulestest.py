@@ -559,14 +559,78 @@ class FileResult:
     passed: bool
 
 
-def _go_parse_message(expr: str, message: str) -> str:
-    """Go's wording for the parse errors ``promql-parser`` words differently (where known)."""
-    if message == "invalid promql query" and re.search(r"\b(by|without)\s*$", expr):
-        return f'1:{len(expr.rstrip()) + 1}: parse error: unexpected end of input in grouping opts, expected "("'
-    if message == "invalid promql query" and re.search(r"(\+|-|\*|/|%|\^|==|!=|<=|>=|<|>|\band|\bor|\bunless)\s*$",
-                                                       expr):
-        return f"1:{len(expr) + 1}: parse error: unexpected end of input"
+_AT_END = {
+    "unclosed left parenthesis": "unclosed left parenthesis",
+    "unexpected end of input inside braces": "unexpected end of input inside braces",
+    "unexpected end of input inside brackets": "unclosed left bracket",
+    "unexpected end of input in offset, expected duration": "unexpected end of input in offset, expected duration",
+    "unexpected end of input in @, expected timestamp": "unexpected end of input in @, expected timestamp",
+}
+"""``promql-parser`` messages of errors at the end of the input, and Go's wording of them."""
+
+_TRAILING_OPERATOR = re.compile(r"(\+|-|\*|/|%|\^|==|!=|<=|>=|<|>|\band|\bor|\bunless|\bbool)\s*$")
+_TYPE_NAMES = {"matrix": "range vector", "vector": "instant vector", "scalar": "scalar", "string": "string"}
+
+
+def _go_position(expr: str, pos: int) -> str:
+    """``LINE:COL`` of character offset ``pos`` as Go's ``ParseErr`` counts it (bytes, 1-based)."""
+    head = expr[:pos].encode()
+    newline = b"\n"
+    return f"{head.count(newline) + 1}:{len(head) - head.rfind(newline)}"
+
+
+def go_parse_message(expr: str, message: str) -> str:
+    """Go's wording and position (``1:5: parse error: ...``) of the PromQL syntax errors
+    ``promql-parser`` words differently, where the position follows from the message (checked
+    against ``promtool check rules`` 2.42); other messages are returned unchanged."""
+    end = f"{_go_position(expr, len(expr))}: parse error: "
+    if message in _AT_END:
+        return end + _AT_END[message]
+    if message == "invalid promql query":
+        if re.search(r"\b(by|without)\s*$", expr):
+            return end + 'unexpected end of input in grouping opts, expected "("'
+        if _TRAILING_OPERATOR.search(expr):
+            return end + "unexpected end of input"
+        return message
+    m = re.fullmatch(r"expected type (\w+) in call to function '([^']+)', got (\w+)", message)
+    if m and m.group(1) in _TYPE_NAMES and m.group(3) in _TYPE_NAMES:
+        call = re.search(rf"\b{re.escape(m.group(2))}\s*\(\s*", expr)
+        if call:
+            return (f"{_go_position(expr, call.end())}: parse error: expected type {_TYPE_NAMES[m.group(1)]} in call "
+                    f'to function "{m.group(2)}", got {_TYPE_NAMES[m.group(3)]}')
+    m = re.fullmatch(r"expected (\d+) argument\(s\) in call to '([^']+)', got (\d+)", message)
+    call = re.search(rf"\b{re.escape(m.group(2))}\s*\(", expr) if m else None
+    if m and call:
+        return (f"{_go_position(expr, call.start())}: parse error: expected {m.group(1)} argument(s) in call to "
+                f'"{m.group(2)}", got {m.group(3)}')
+    m = re.fullmatch(r"unexpected character: '(.)'", message)
+    if m and m.group(1) in expr:
+        return f"{_go_position(expr, expr.index(m.group(1)))}: parse error: {message}"
+    if message.startswith("unterminated quoted string"):
+        start = _unterminated_string(expr)
+        if start is not None:
+            return f"{_go_position(expr, start)}: parse error: unterminated quoted string"
+    m = re.fullmatch(r"unknown function with name '([^']+)'", message)
+    call = re.search(rf"\b{re.escape(m.group(1))}\s*\(", expr) if m else None
+    if m and call:
+        return f'{_go_position(expr, call.start())}: parse error: unknown function with name "{m.group(1)}"'
     return message
+
+
+def _unterminated_string(expr: str) -> int | None:
+    """Offset of the quote opening a string that never ends (Go's strings: ``"``, ``'``, raw ````` ``), or None."""
+    i = 0
+    while i < len(expr):
+        q = expr[i]
+        if q in "\"'`":
+            j = i + 1
+            while j < len(expr) and expr[j] != q:
+                j += 2 if expr[j] == "\\" and q != "`" else 1
+            if j >= len(expr):
+                return i
+            i = j
+        i += 1
+    return None
 
 
 def _rule_errors(exc: RuleFileError) -> list[str]:
@@ -576,7 +640,7 @@ def _rule_errors(exc: RuleFileError) -> list[str]:
         message = p.message
         prefix = "could not parse expression: "
         if message.startswith(prefix) and p.group is not None and p.index is not None:
-            message = prefix + _go_parse_message(_expr_of(exc.path, p), message[len(prefix):])
+            message = prefix + go_parse_message(_expr_of(exc.path, p), message[len(prefix):])
         if p.group is None or p.index is None:
             where = f"{p.line}:{p.column or 1}: " if p.line is not None else ""
             out.append(f"{exc.path}: {where}{message}")
@@ -730,7 +794,7 @@ def _expr_test(case: ExprCase, st: Any, eval_ms: int) -> list[str]:
     except UnsupportedError as exc:
         return [f"{head}, err: {exc}"]
     except ValueError as exc:
-        return [f"{head}, err: {_go_parse_message(case.expr, str(exc))}"]
+        return [f"{head}, err: {go_parse_message(case.expr, str(exc))}"]
     ctx = EvalContext(st, case.eval_ms, LOOKBACK_MS, case.eval_ms, case.eval_ms, eval_ms)
     try:
         res = node.eval(ctx)

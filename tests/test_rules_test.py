@@ -2,14 +2,17 @@
 
 Every unit-test file of ``prometheus-testdata/promtool`` (Prometheus v2.42.0
 ``cmd/promtool/testdata``) and the self-written ones in ``tests/data/rulestest`` run on the
-embedded evaluator; the exit code must be what Prometheus' ``unittest_test.go`` states
-(with the ``@`` modifier and negative offsets enabled, as ``promtool test rules`` enables
-them in ``main.go``) -- that half always runs. When ``promtool`` is installed, its exit code,
-stdout and stderr must equal ours, byte for byte, with one normalisation: the two series of
-a ``found duplicate series for the match group ...: [A, B]`` error are compared as a set,
-because promtool lists them in the order its TSDB head created them, which follows Go's
-random map iteration in ``LazyLoader.appendTill`` (the same file prints ``[b="4", b="3"]``
-on one run and ``[b="3", b="4"]`` on the next); ours are in a fixed order.
+embedded evaluator. Always (no promtool needed): the exit code must be what Prometheus'
+``unittest_test.go`` states (with the ``@`` modifier and negative offsets enabled, as
+``promtool test rules`` enables them in ``main.go``), and stdout, stderr and the exit code must
+equal what promtool 2.42 printed for the same file, kept in ``tests/data/rulestest/promtool-2.42``
+(``<name>.stdout``/``.stderr``/``.rc``; ``prometheus-<name>.*`` for Prometheus' fixtures). When
+``promtool`` is installed the same comparison runs against it live.
+
+One normalisation: the two series of a ``found duplicate series for the match group ...: [A, B]``
+error are compared as a set, because promtool lists them in the order its TSDB head created
+them, which follows Go's random map iteration in ``LazyLoader.appendTill`` (the same file prints
+``[b="4", b="3"]`` on one run and ``[b="3", b="4"]`` on the next); ours are in a fixed order.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from tests.conftest import SHARED_DATA
 
 PROMTOOL_DATA = SHARED_DATA / "prometheus-testdata" / "promtool"
 OWN_DATA = Path(__file__).resolve().parent / "data" / "rulestest"
+GOLDEN = OWN_DATA / "promtool-2.42"
+"""What promtool 2.42 (Debian 2.42.0+ds) printed for each fixture, run from the fixture's directory."""
 
 EXPECTED = {
     "unittest.yml": 0, "long-period.yml": 0, "bad-input-series.yml": 1, "bad-promql.yml": 1,
@@ -39,7 +44,7 @@ EXPECTED = {
 
 OWN_EXPECTED = {
     "pass.yml": 0, "fail.yml": 1, "bad-yaml-fields.yml": 1, "bad-duration.yml": 1, "missing-alertname.yml": 1,
-    "repeated-order.yml": 1, "bad-rules-twice.yml": 1,
+    "repeated-order.yml": 1, "bad-rules-twice.yml": 1, "semantics.yml": 1,
 }
 """Self-written fixtures; their exit codes were read from promtool 2.42 (and are checked against it below)."""
 
@@ -104,6 +109,20 @@ def test_own_fixture_exit_code(name: str, monkeypatch: pytest.MonkeyPatch) -> No
     assert code == OWN_EXPECTED[name], out + err
 
 
+@pytest.mark.parametrize(("directory", "name", "golden"),
+                         [(PROMTOOL_DATA, n, f"prometheus-{n[:-4]}") for n in sorted(EXPECTED)]
+                         + [(OWN_DATA, n, n[:-4]) for n in sorted(OWN_EXPECTED)],
+                         ids=[f"prometheus/{n}" for n in sorted(EXPECTED)] + [f"own/{n}" for n in sorted(OWN_EXPECTED)])
+def test_same_output_as_recorded_promtool(directory: Path, name: str, golden: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    if not directory.is_dir():
+        pytest.skip(f"{directory} not found")
+    code, out, err = _ours(directory, name, monkeypatch)
+    assert code == int((GOLDEN / f"{golden}.rc").read_text())
+    assert out == (GOLDEN / f"{golden}.stdout").read_text()
+    assert _normalise(err) == _normalise((GOLDEN / f"{golden}.stderr").read_text())
+
+
 @pytest.mark.skipif(promtool_path() is None, reason="promtool not installed (Debian: apt-get install prometheus)")
 @pytest.mark.parametrize(("directory", "name"), [(PROMTOOL_DATA, n) for n in sorted(EXPECTED)]
                          + [(OWN_DATA, n) for n in sorted(OWN_EXPECTED)],
@@ -155,3 +174,46 @@ def test_go_number_and_duration_formats() -> None:
         ["0s", "500ms", "1.5s", "1m0s", "2m59.999s", "1h0m0s"]
     assert [model_duration_string(ms) for ms in (0, 300_000, 604_800_000, 7_776_000_000, 5_400_500)] == \
         ["0s", "5m", "1w", "90d", "1h30m500ms"]
+
+
+GO_PARSE_ERRORS = {
+    "sum(": "1:5: parse error: unclosed left parenthesis",
+    'up{a="é"': "1:10: parse error: unexpected end of input inside braces",
+    "rate(x[5m]": "1:11: parse error: unclosed left parenthesis",
+    "up[5m": "1:6: parse error: unclosed left bracket",
+    "1 +\n": "2:1: parse error: unexpected end of input",
+    "1 == bool ": "1:11: parse error: unexpected end of input",
+    "x offset": "1:9: parse error: unexpected end of input in offset, expected duration",
+    "x @": "1:4: parse error: unexpected end of input in @, expected timestamp",
+    "sum(x) by  ": '1:12: parse error: unexpected end of input in grouping opts, expected "("',
+    "rate(  x)": '1:8: parse error: expected type range vector in call to function "rate", got instant vector',
+    "max_over_time(\n x)": '2:2: parse error: expected type range vector in call to function "max_over_time", got '
+                           "instant vector",
+    'vector("a")': '1:8: parse error: expected type scalar in call to function "vector", got string',
+    "x\n  + label_replace(y)": '2:5: parse error: expected 5 argument(s) in call to "label_replace", got 1',
+    "foo(x)": '1:1: parse error: unknown function with name "foo"',
+    "é + foo(x)": "1:1: parse error: unexpected character: 'é'",
+    '"abc': "1:1: parse error: unterminated quoted string",
+}
+"""PromQL syntax errors and promtool 2.42's messages for them (``promtool check rules``)."""
+
+
+def test_parse_errors_in_gos_words(tmp_path: Path) -> None:
+    from alerts.promql.engine import compile_query
+    from alerts.rulestest import go_parse_message
+
+    for expr, go in GO_PARSE_ERRORS.items():
+        with pytest.raises(ValueError) as info:
+            compile_query(expr)
+        assert go_parse_message(expr, str(info.value)) == go, expr
+    exe = promtool_path()
+    if exe is None:
+        return
+    rules = tmp_path / "broken.rules.yml"
+    rules.write_text(yaml.safe_dump({"groups": [{"name": "g", "rules": [{"record": f"r{i}", "expr": e}
+                                                                         for i, e in enumerate(GO_PARSE_ERRORS)]}]}))
+    out = subprocess.run([exe, "check", "rules", str(rules)], capture_output=True, text=True, timeout=60,
+                         check=False).stderr
+    theirs = [line.split("could not parse expression: ", 1)[1] for line in out.splitlines()
+              if "could not parse expression: " in line]
+    assert theirs == list(GO_PARSE_ERRORS.values())
