@@ -26,8 +26,8 @@ those of ``cmd/promtool/unittest.go`` of Prometheus v2.42.0 (read at that tag):
   error on stderr with one empty stdout line per error, an empty stdout line per file;
   exit code 0 when every file passed, 1 otherwise.
 
-``--run REGEX`` (from later promtool versions) runs only the test groups whose ``name``
-matches (unanchored, as Go's ``regexp.MatchString``).
+``--run REGEX`` (from promtool 2.50; repeatable, the expressions joined with ``|``) runs only
+the test groups whose ``name`` matches (unanchored, as Go's ``regexp.MatchString``).
 
 Differences that remain (also in the README's "Your own rules"): PromQL syntax errors carry
 ``promql-parser``'s message, not Go's (the common ``unexpected end of input`` after a binary
@@ -451,34 +451,148 @@ def _test_group(d: _Decoder, node: yaml.Node) -> TestGroup:
 # ---------------------------------------------------------------- series notation
 
 
-def _braces_error(text: str) -> str | None:
-    """The Go lexer's error for a malformed ``{...}`` part of a series description or metric,
-    ``1:COL: parse error: ...`` (``promql/parser/lex.go`` ``lexInsideBraces``), or None."""
+def _col(text: str, i: int) -> int:
+    """1-based column of character offset ``i`` as Go counts it (bytes)."""
+    return len(text[:i].encode()) + 1
+
+
+def _label_set_error(text: str) -> tuple[str | None, int]:
+    """The Go parser's first error in the ``{...}`` part of a series description or metric
+    (``promql/parser``: ``lexInsideBraces`` and the ``label_set`` grammar), as
+    ``1:COL: parse error: ...``, and the offset after the closing brace (0 when there is none)."""
     start = text.find("{")
     if start < 0:
-        return None
+        return None, 0
+    expect = "name"  # name | "=" | string | "," (comma or close)
     i = start + 1
     while i < len(text):
         ch = text[i]
-        if ch == "}":
-            return None
-        if ch in " \t\r\n,":
+        at = f"1:{_col(text, i)}: parse error: "
+        if ch in " \t\r\n":
             i += 1
-        elif ch == "=" or (ch == "!" and text[i + 1: i + 2] in ("=", "~")):
-            i += 2 if ch == "!" or text[i + 1: i + 2] == "~" else 1
+            continue
+        if ch == "}":
+            if expect in ("=", "string"):
+                return at + f'unexpected "}}" in label set, expected {_EXPECTED[expect]}', i
+            return None, i + 1
+        if ch == ",":
+            if expect != ",":
+                return at + f'unexpected "," in label set, expected {_EXPECTED[expect]}', i
+            expect = "name"
+            i += 1
+        elif text.startswith(("=~", "!=", "!~"), i) or ch == "=":
+            op = text[i:i + 2] if ch != "=" or text.startswith("=~", i) else "="
+            if expect != "=" or op != "=":
+                return at + f"unexpected <op:{op}> in label set, expected {_EXPECTED[expect]}", i
+            expect = "string"
+            i += len(op)
         elif ch.isalpha() or ch == "_":
-            while i < len(text) and (text[i].isalnum() or text[i] == "_"):
-                i += 1
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            if expect != "name":
+                return at + f"unexpected identifier {go_quote(text[i:j])} in label set, expected {_EXPECTED[expect]}", i
+            expect = "="
+            i = j
         elif ch in "\"'`":
             j = i + 1
             while j < len(text) and text[j] != ch:
                 j += 2 if text[j] == "\\" and ch != "`" else 1
             if j >= len(text):
-                return f"1:{i + 1}: parse error: unterminated quoted string"
+                return at + "unterminated quoted string", i
+            if expect != "string":
+                return at + f"unexpected string {text[i:j + 1]} in label set, expected {_EXPECTED[expect]}", i
+            expect = ","
             i = j + 1
         else:
-            return f"1:{i + 1}: parse error: unexpected character inside braces: {_go_rune(ch)}"
-    return f"1:{len(text) + 1}: parse error: unexpected end of input inside braces"
+            return at + f"unexpected character inside braces: {_go_rune(ch)}", i
+    return f"1:{_col(text, len(text))}: parse error: unexpected end of input inside braces", len(text)
+
+
+_EXPECTED = {"name": 'label', "=": '"="', "string": "string", ",": '"," or "}"'}
+
+
+def _values_error(text: str, pos: int) -> str | None:
+    """The Go parser's first error in the values of a series description from offset ``pos``
+    (``lexValueSequence`` and the ``series_values`` grammar), or None."""
+    state = "item"
+    i = pos
+    n = len(text)
+    while True:
+        while i < n and text[i] in " \t":
+            i += 1
+            state = "item" if state in ("blank", "value", "done") else state
+        at = f"1:{_col(text, i)}: parse error: "
+        if i >= n:
+            return None if state in ("item", "blank", "value", "done") else \
+                f"1:{_col(text, n)}: parse error: unexpected end of input in series values"
+        ch = text[i]
+        if ch == "x":
+            kind, j = "x", i + 1
+        elif ch in "+-":
+            kind, j = "op", i + 1
+        elif ch == "_":
+            kind, j = "_", i + 1
+        elif ch.isdigit() or (ch == "." and text[i + 1: i + 2].isdigit()):
+            m = re.compile(r"[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?").match(text, i)
+            j = m.end() if m else i + 1
+            unit = re.compile(r"(ms|[smhdwy])").match(text, j)
+            if unit:
+                return at + f"unexpected duration {go_quote(text[i:unit.end()])} in series values"
+            kind = "num"
+        elif ch.isalpha():
+            m = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*").match(text, i)
+            j = m.end() if m else i + 1
+            word = text[i:j]
+            kind = "num" if word.lower() in ("inf", "nan") else "stale" if word == "stale" else "ident"
+            if kind == "ident":
+                if state == "item":
+                    return at + f'unexpected identifier {go_quote(word)} in series values, expected number or "stale"'
+                return at + f"unexpected identifier {go_quote(word)} in series values"
+        else:
+            return at + f"unexpected character in series sequence: {_go_rune(ch)}"
+        token = text[i:j]
+        if state == "item":
+            if kind == "x":
+                return at + 'unexpected "x"'
+            state = {"_": "blank", "num": "value", "stale": "value", "op": "sign"}[kind]
+        elif state == "sign":  # a sign before the first number of an item, or before a step
+            if kind != "num":
+                return at + f"unexpected {_token_name(kind, token)} in series values"
+            state = "value"
+        elif state == "value":
+            if kind == "x":
+                state = "count"
+            elif kind == "op":
+                state = "stepsign"
+            else:
+                return at + f"unexpected {_token_name(kind, token)} in series values"
+        elif state == "stepsign":
+            if kind != "num":
+                return at + f"unexpected {_token_name(kind, token)} in series values"
+            state = "step"
+        elif state in ("step", "blank"):
+            if kind != "x":
+                return at + f"unexpected {_token_name(kind, token)} in series values"
+            state = "count"
+        elif state == "count":
+            if kind != "num":
+                return at + f"unexpected {_token_name(kind, token)} in series values"
+            state = "done"
+        else:  # done: an item is complete, a space must follow
+            return at + f"unexpected {_token_name(kind, token)} in series values"
+        i = j
+
+
+def _token_name(kind: str, token: str) -> str:
+    """How Go's parser names a token in an error (``<op:->``, ``"x"``, ``number "1"``)."""
+    if kind == "op":
+        return f"<op:{token}>"
+    if kind == "x":
+        return '"x"'
+    if kind == "_":
+        return '"_"'
+    return f"number {go_quote(token)}"
 
 
 def _go_rune(ch: str) -> str:
@@ -494,7 +608,7 @@ def parse_metric(text: str) -> LabelPairs:
     """
     if not text.strip():
         return ()
-    err = _braces_error(text)
+    err, _ = _label_set_error(text)
     if err is not None:
         raise ValueError(err)
     try:
@@ -526,7 +640,12 @@ def parse_input_series(series: Sequence[tuple[str, str]], step_ms: int) -> \
         line = f"{name} {values}".strip()
         if not line or line.startswith("#"):
             break
-        err = _braces_error(line)
+        err, after = _label_set_error(line)
+        if err is None:
+            if not after:
+                metric = re.match(r"[a-zA-Z_:][a-zA-Z0-9_:]*", line)
+                after = metric.end() if metric else 0
+            err = _values_error(line, after)
         if err is not None:
             raise ValueError(err)
         try:
@@ -874,8 +993,13 @@ def _file_errors(filename: str, run: re.Pattern[str] | None, chunks: list[tuple[
     return errs
 
 
-def run_files(files: Sequence[str], run: str | None = None) -> tuple[int, list[tuple[str, str]]]:
+def run_files(files: Sequence[str], run: str | Sequence[str] | None = None) -> tuple[int, list[tuple[str, str]]]:
     """Run unit-test files (promtool's ``RulesUnitTest``).
+
+    Args:
+        files: unit-test file paths, as the user gave them.
+        run: only test groups whose ``name`` matches one of these regular expressions (joined
+            with ``|``, as promtool 2.50's repeatable ``--run`` does); None or empty: all.
 
     Returns:
         (exit code: 0 every file passed, 1 otherwise; the output chunks, see :class:`FileResult`).
@@ -883,7 +1007,8 @@ def run_files(files: Sequence[str], run: str | None = None) -> tuple[int, list[t
     Raises:
         re.error: ``run`` is not a regular expression.
     """
-    pattern = re.compile(run) if run is not None else None
+    runs = [run] if isinstance(run, str) else list(run or [])
+    pattern = re.compile("|".join(runs)) if runs else None
     chunks: list[tuple[str, str]] = []
     failed = False
     for f in files:
@@ -912,7 +1037,7 @@ def cmd_rules_test(args: Any) -> int:
     try:
         code, chunks = run_files(args.files, args.run)
     except re.error as exc:
-        print(f"marathon rules test: error: --run {args.run!r}: {exc}", file=sys.stderr)
+        print(f"marathon rules test: error: --run {'|'.join(args.run)!r}: {exc}", file=sys.stderr)
         return 1
     for stream, text in chunks:
         (sys.stdout if stream == "out" else sys.stderr).write(text)
@@ -923,6 +1048,7 @@ def cmd_rules_test(args: Any) -> int:
 def add_rules_test_arguments(p: Any) -> None:
     """The ``marathon rules test`` arguments (an ``argparse`` parser)."""
     p.add_argument("files", nargs="+", metavar="FILE", help="promtool unit-test files (`promtool test rules` format)")
-    p.add_argument("--run", metavar="REGEX", default=None,
-                   help="run only the test groups whose name matches this regular expression")
+    p.add_argument("--run", metavar="REGEX", action="append", default=None,
+                   help="run only the test groups whose name matches this regular expression (repeatable: any of "
+                        "them)")
     p.set_defaults(func=cmd_rules_test)

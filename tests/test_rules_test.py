@@ -162,6 +162,11 @@ def test_cli_streams_and_exit_code(tmp_path: Path) -> None:
     only = subprocess.run([sys.executable, "-m", "engine.cli", "rules", "test", "--run", "^nothing$", "fail.yml"],
                           cwd=OWN_DATA, capture_output=True, text=True, env=env, timeout=120, check=False)
     assert (only.returncode, only.stdout) == (0, "Unit Testing:  fail.yml\n  SUCCESS\n\n")
+    named = subprocess.run([sys.executable, "-m", "engine.cli", "rules", "test", "--run", "zzz", "--run", "^wrong",
+                            "fail.yml"], cwd=OWN_DATA, capture_output=True, text=True, env=env, timeout=120,
+                           check=False)
+    assert named.returncode == 1
+    assert "    name: wrong expectations,\n" in named.stderr and '"x * 1e10"' not in named.stderr
     missing = subprocess.run([sys.executable, "-m", "engine.cli", "rules", "test", str(tmp_path / "nope.yml")],
                              capture_output=True, text=True, env=env, timeout=120, check=False)
     assert missing.returncode == 1 and "does not exist" in missing.stderr
@@ -217,3 +222,41 @@ def test_parse_errors_in_gos_words(tmp_path: Path) -> None:
     theirs = [line.split("could not parse expression: ", 1)[1] for line in out.splitlines()
               if "could not parse expression: " in line]
     assert theirs == list(GO_PARSE_ERRORS.values())
+
+
+GO_SERIES_ERRORS = {
+    ("v", "1 2 x"): '1:7: parse error: unexpected "x"',
+    ("w", "1+x3"): '1:5: parse error: unexpected "x" in series values',
+    ("w", "1 stalex3"): '1:5: parse error: unexpected identifier "stalex3" in series values, expected number or '
+                        '"stale"',
+    ("w", "1x"): "1:5: parse error: unexpected end of input in series values",
+    ("w", "1+2"): "1:6: parse error: unexpected end of input in series values",
+    ("w", "1 2,3"): "1:6: parse error: unexpected character in series sequence: ','",
+    ("w", "_x"): "1:5: parse error: unexpected end of input in series values",
+    ("w", "1x-3"): "1:5: parse error: unexpected <op:-> in series values",
+    ('w{a="1" b="2"}', "1"): '1:9: parse error: unexpected identifier "b" in label set, expected "," or "}"',
+    ('w{a=~"1"}', "1"): '1:4: parse error: unexpected <op:=~> in label set, expected "="',
+    ("w{a}", "1"): '1:4: parse error: unexpected "}" in label set, expected "="',
+    ('w{a="1"', "1"): "1:9: parse error: unexpected character inside braces: '1'",
+    ("1w", "1"): '1:1: parse error: unexpected duration "1w" in series values',
+}
+"""Malformed ``input_series`` and promtool 2.42's message for each (its ``FAILED:`` line)."""
+
+
+def test_input_series_errors_in_gos_words(tmp_path: Path) -> None:
+    exe = promtool_path()
+    for i, ((series, values), go) in enumerate(GO_SERIES_ERRORS.items()):
+        path = tmp_path / f"s{i}.yml"
+        path.write_text(yaml.safe_dump({"tests": [{"interval": "1m", "input_series": [{"series": series,
+                                                                                       "values": values}]}]}))
+        code, chunks = run_files([str(path)])
+        assert (code, "".join(t for s, t in chunks if s == "err")) == (1, f"  FAILED:\n{go}\n"), (series, values)
+        if exe is not None:
+            theirs = subprocess.run([exe, "test", "rules", str(path)], capture_output=True, text=True, timeout=60,
+                                    check=False)
+            assert theirs.stderr == f"  FAILED:\n{go}\n"
+    for ok in (("w{}", "1 _x2 3"), ("w", "1e3 -Inf NaN +5 .5 stale _ 1-2x3 1+0.5x2")):
+        path = tmp_path / "ok.yml"
+        path.write_text(yaml.safe_dump({"tests": [{"interval": "1m", "input_series": [{"series": ok[0],
+                                                                                       "values": ok[1]}]}]}))
+        assert run_files([str(path)])[0] == 0, ok
