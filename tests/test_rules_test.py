@@ -45,6 +45,7 @@ EXPECTED = {
 OWN_EXPECTED = {
     "pass.yml": 0, "fail.yml": 1, "bad-yaml-fields.yml": 1, "bad-duration.yml": 1, "missing-alertname.yml": 1,
     "repeated-order.yml": 1, "bad-rules-twice.yml": 1, "semantics.yml": 1,
+    "dup-keys.yml": 1,
 }
 """Self-written fixtures; their exit codes were read from promtool 2.42 (and are checked against it below)."""
 
