@@ -54,7 +54,7 @@ import yaml
 from alerts.evaluator import AlertEvaluator
 from alerts.promql.engine import CompileOptions, EvalContext, compile_query
 from alerts.promql.labels import LabelPairs
-from alerts.promql.storage import Storage
+from alerts.promql.storage import BoolArray, FloatArray, IntArray, Storage
 from alerts.promql.testlang import parse_series_desc, parse_values
 from alerts.promql.values import QueryError, UnsupportedError, Vector
 from alerts.rules import RuleFileError, RuleGroup, RuleSet, load_rule_file
@@ -625,21 +625,21 @@ def parse_metric(text: str) -> LabelPairs:
 
 
 def parse_input_series(series: Sequence[tuple[str, str]], step_ms: int) -> \
-        dict[LabelPairs, list[tuple[int, float | None]]]:
+        dict[LabelPairs, tuple[IntArray, FloatArray, BoolArray]]:
     """The samples of ``input_series`` as promtool's lazy loader holds them.
 
     Each ``series values`` line is one line of a ``load`` command (trimmed; a line starting
     with ``#`` or empty ends the command there, as ``getLines``/``parseLoad`` do). A series
     given twice keeps the last definition; samples at one timestamp keep the first (what
-    the TSDB head keeps from one commit).
+    the TSDB head keeps from one commit: with ``interval`` 0 every sample is at time 0).
 
     Returns:
-        ``{labels: [(t_ms, value or None for a staleness marker)]}``.
+        ``{labels: (sample times in ms [N], values [N] (NaN at markers), staleness markers [N])}``.
 
     Raises:
         ValueError: Go's message (``1:COL: parse error: ...``).
     """
-    out: dict[LabelPairs, list[tuple[int, float | None]]] = {}
+    out: dict[LabelPairs, tuple[IntArray, FloatArray, BoolArray]] = {}
     for name, values in series:
         line = f"{name} {values}".strip()
         if not line or line.startswith("#"):
@@ -657,17 +657,13 @@ def parse_input_series(series: Sequence[tuple[str, str]], step_ms: int) -> \
             vals = parse_values(rest)
         except ValueError as exc:
             raise ValueError(f"1:1: parse error: {exc}") from None
-        samples: list[tuple[int, float | None]] = []
-        last_t: int | None = None
-        for k, v in enumerate(vals):
-            if v is None:
-                continue
-            t = k * step_ms
-            if t == last_t:
-                continue
-            samples.append((t, None if v == "stale" else float(v)))
-            last_t = t
-        out[labels] = samples
+        idx = [k for k, v in enumerate(vals) if v is not None]
+        if step_ms == 0:
+            idx = idx[:1]
+        raw = [vals[k] for k in idx]
+        stale = np.asarray([v == "stale" for v in raw], dtype=bool)
+        value = np.asarray([math.nan if isinstance(v, str) else v for v in raw], dtype=np.float64)
+        out[labels] = (np.asarray(idx, dtype=np.int64) * step_ms, value, stale)
     return out
 
 
@@ -854,21 +850,26 @@ def _run_group(tg: TestGroup, eval_ms: int, order: dict[str, int], rules: _RuleC
                         external_labels=tg.external_labels, external_url=tg.external_url, record_history=False)
     # A grid sized for this test (the evaluator's default is sized for a marathon's series:
     # growing its rows would copy 32,768 columns each time).
+    # Every input sample up to the last evaluation, in time order (stable: series order within a time).
+    lids = [ev.storage.labels.intern(labels) for labels in inputs]
+    parts = [(t[t <= maxt], v[t <= maxt], m[t <= maxt]) for t, v, m in inputs.values()]
+    sample_t = np.concatenate([p[0] for p in parts] + [np.zeros(0, dtype=np.int64)])
+    by_time = np.argsort(sample_t, kind="stable")
+    sample_t = sample_t[by_time]
+    sample_v = np.concatenate([p[1] for p in parts] + [np.zeros(0)])[by_time]
+    sample_stale = np.concatenate([p[2] for p in parts] + [np.zeros(0, dtype=bool)])[by_time]
+    times_arr, starts = np.unique(sample_t, return_index=True)
+    times = times_arr.tolist()
+    bounds = [*starts.tolist(), int(sample_t.shape[0])]
+    # A grid sized for this test (the evaluator's default is sized for a marathon's series:
+    # growing its rows would copy 32,768 columns each time).
     n_steps = maxt // eval_ms + 1
-    n_input_t = len({t for samples in inputs.values() for t, _ in samples if t <= maxt})
-    st = ev.storage = Storage(rows=max(64, n_steps + n_input_t), cols=max(256, 2 * len(inputs) + 64))
-    # Input samples by timestamp: (columns, values, stale columns).
-    by_t: dict[int, tuple[list[int], list[float], list[int]]] = {}
-    for labels, samples in inputs.items():
-        col = st.column(st.labels.intern(labels))
-        for t, v in samples:
-            entry = by_t.setdefault(t, ([], [], []))
-            if v is None:
-                entry[2].append(col)
-            else:
-                entry[0].append(col)
-                entry[1].append(v)
-    times = sorted(by_t)
+    st = ev.storage = Storage(ev.storage.labels, rows=max(64, n_steps + len(times)),
+                              cols=max(256, 2 * len(lids) + 64))
+    series_cols = st.columns(lids)
+    sample_col = np.concatenate([np.full(p[0].shape[0], c, dtype=np.int64)
+                                 for p, c in zip(parts, series_cols, strict=True)]
+                                + [np.zeros(0, dtype=np.int64)])[by_time]
     loaded_upto = 0
     alert_times = sorted({c.eval_ms for c in tg.alert_tests})
     alerts_at: dict[int, list[AlertCase]] = {}
@@ -879,10 +880,11 @@ def _run_group(tg: TestGroup, eval_ms: int, order: dict[str, int], rules: _RuleC
     ts = 0
     while ts <= maxt:
         end = bisect.bisect_right(times, ts)
-        for t in times[loaded_upto:end]:
-            cols, vals, stale = by_t[t]
-            st.write(t, np.asarray(cols, dtype=np.int64), np.asarray(vals, dtype=np.float64),
-                     np.asarray(stale, dtype=np.int64))
+        for i in range(loaded_upto, end):
+            a, b = bounds[i], bounds[i + 1]
+            marker = sample_stale[a:b]
+            cols = sample_col[a:b]
+            st.write(times[i], cols[~marker], sample_v[a:b][~marker], cols[marker])
         loaded_upto = end
         ev.evaluate(ts / 1000.0)
         eval_errs = [f"    rule: {h.rule}, time: {go_duration(ts)}, err: {h.last_error}"
