@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from alerts.promtool import promtool_path
-from alerts.rulestest import format_float_e, go_duration, model_duration_string, run_files
+from alerts.rulestest import format_float_e, go_duration, model_duration_string, parse_model_duration, run_files
 from tests.conftest import SHARED_DATA
 
 PROMTOOL_DATA = SHARED_DATA / "prometheus-testdata" / "promtool"
@@ -261,3 +261,42 @@ def test_input_series_errors_in_gos_words(tmp_path: Path) -> None:
         path.write_text(yaml.safe_dump({"tests": [{"interval": "1m", "input_series": [{"series": ok[0],
                                                                                        "values": ok[1]}]}]}))
         assert run_files([str(path)])[0] == 0, ok
+
+
+def test_shipped_pack_on_a_faulted_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file: the paper pack over a faulted Online Boutique run, as ``alerts.promtool`` writes
+    it (every sample of every series the rules read, the firing alerts with their annotations at
+    every evaluation); it passes, and with one expected alert removed it fails as promtool fails."""
+    from alerts.evaluator import AlertEvaluator
+    from alerts.promtool import record_run, unit_test_yaml
+    from alerts.rules import PACK_PATH
+    from engine.sim.effects import Effect
+    from engine.sim.simulator import Simulator
+
+    sim = Simulator("online-boutique", 3)
+    sim.advance(60)
+    sim.inject(Effect(id="err-route", service="frontend", operations=("POST /cart",), error_rate=1.0))
+    sim.scale("currencyservice", 0)
+    sim.advance(600)
+    sim.revert("err-route")
+    sim.scale("currencyservice", 2)
+    sim.advance(300)
+    ev = AlertEvaluator(None)
+    for scrape in sim.store.scrapes:
+        if scrape.t % 15 == 0:  # the 15 s grid unit_test_yaml writes
+            ev.ingest(scrape, sim.store.info)
+    run = record_run(ev, int(ev.storage.ts[0]), int(ev.storage.ts[ev.storage.n_rows - 1]), 15_000)
+    text = unit_test_yaml(ev, run, PACK_PATH)
+    doc = yaml.safe_load(text)
+    assert len(doc["tests"][0]["input_series"]) > 100
+    firing = [c for c in doc["tests"][0]["alert_rule_test"] if c["exp_alerts"]]
+    assert {c["alertname"] for c in firing} >= {"HighRequestErrorRate", "EndpointErrorRate"}
+    (tmp_path / "pack-test.yml").write_text(text)
+    assert _ours(tmp_path, "pack-test.yml", monkeypatch)[0] == 0
+    firing[-1]["exp_alerts"] = firing[-1]["exp_alerts"][1:]
+    (tmp_path / "pack-broken.yml").write_text(yaml.safe_dump(doc, sort_keys=False, width=1 << 20))
+    ours = _ours(tmp_path, "pack-broken.yml", monkeypatch)
+    when = model_duration_string(parse_model_duration(firing[-1]["eval_time"]))
+    assert ours[0] == 1 and f"alertname: {firing[-1]['alertname']}, time: {when}, \n" in ours[2]
+    if promtool_path() is not None:
+        assert _promtool(tmp_path, "pack-broken.yml") == ours
