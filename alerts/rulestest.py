@@ -478,6 +478,19 @@ def _col(text: str, i: int) -> int:
     return len(text[:i].encode()) + 1
 
 
+class _At:
+    """``at + message``: Go's ``1:COL: parse error: message`` for offset ``i`` (the column is only
+    computed for an error)."""
+
+    __slots__ = ("i", "text")
+
+    def __init__(self, text: str, i: int) -> None:
+        self.text, self.i = text, i
+
+    def __add__(self, message: str) -> str:
+        return f"1:{_col(self.text, self.i)}: parse error: {message}"
+
+
 def _label_set_error(text: str) -> tuple[str | None, int]:
     """The Go parser's first error in the ``{...}`` part of a series description or metric
     (``promql/parser``: ``lexInsideBraces`` and the ``label_set`` grammar), as
@@ -489,7 +502,7 @@ def _label_set_error(text: str) -> tuple[str | None, int]:
     i = start + 1
     while i < len(text):
         ch = text[i]
-        at = f"1:{_col(text, i)}: parse error: "
+        at = _At(text, i)
         if ch in " \t\r\n":
             i += 1
             continue
@@ -544,7 +557,7 @@ def _values_error(text: str, pos: int) -> str | None:
         while i < n and text[i] in " \t":
             i += 1
             state = "item" if state in ("blank", "value", "done") else state
-        at = f"1:{_col(text, i)}: parse error: "
+        at = _At(text, i)
         if i >= n:
             return None if state in ("item", "blank", "value", "done") else \
                 f"1:{_col(text, n)}: parse error: unexpected end of input in series values"
