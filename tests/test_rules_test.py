@@ -299,4 +299,9 @@ def test_shipped_pack_on_a_faulted_run(tmp_path: Path, monkeypatch: pytest.Monke
     when = model_duration_string(parse_model_duration(firing[-1]["eval_time"]))
     assert ours[0] == 1 and f"alertname: {firing[-1]['alertname']}, time: {when}, \n" in ours[2]
     if promtool_path() is not None:
-        assert _promtool(tmp_path, "pack-broken.yml") == ours
+        # promtool's own output on such a file can vary between runs: Go's aggregation order is
+        # random, so a sum's last bit -- and a humanizePercentage annotation at a rounding edge
+        # (50.62 % vs 50.63 % in one of six runs on the benchmark's pack file) -- changes. Ours
+        # must be one of its outputs.
+        theirs = [_promtool(tmp_path, "pack-broken.yml") for _ in range(3)]
+        assert ours in theirs
