@@ -13,8 +13,9 @@ Alerting semantics are those of ``rules/alerting.go`` (v2.42.0): an alert become
 active for ``for``, stays firing ``keep_firing_for`` after the expression stops
 returning it, and is then ``resolved``; a pending alert that disappears goes back to
 ``inactive`` without ever firing. Alert labels are the expression's labels (without
-``__name__``) plus the templated rule labels plus ``alertname``; annotations are
-re-templated at every evaluation. Like a running Prometheus (and ``promtool test
+``__name__``) plus the templated rule labels plus ``alertname``; templates see the
+sample's labels with ``__name__`` where the expression keeps it (``up == 0``); annotations
+are re-templated at every evaluation. Like a running Prometheus (and ``promtool test
 rules``), every evaluation writes ``ALERTS{alertstate=...}`` and ``ALERTS_FOR_STATE``
 samples, and recording rules write their series, so later rules can read them.
 
@@ -26,9 +27,12 @@ time, so every firing is preceded by a pending event.
 Rule health: like Prometheus' ``SetHealth``/``SetLastError``, every evaluation of every rule
 records whether it worked (:mod:`alerts.health`); a rule whose query fails (a PromQL runtime
 error such as ``found duplicate series for the match group``, or output label sets that
-collide) leaves its alerts as they were and writes nothing. :meth:`AlertEvaluator.rule_health`
-is the rules page; :meth:`AlertEvaluator.take_rule_health_changes` the changes (to ``err``,
-back to ``ok``, a new error text) since it was last called.
+collide) leaves its alerts as they were and writes nothing. A rule over its group's ``limit``
+fails with Prometheus' error (``exceeded limit of N with M alerts`` / ``... series``) and
+writes nothing; an alerting rule also drops its alerts (:meth:`AlertEvaluator._drop_alerts`).
+:meth:`AlertEvaluator.rule_health` is the rules page;
+:meth:`AlertEvaluator.take_rule_health_changes` the changes (to ``err``, back to ``ok``, a new
+error text) since it was last called.
 """
 
 from __future__ import annotations
@@ -43,12 +47,12 @@ import numpy as np
 
 from alerts.health import RuleHealth, RuleHealthChange, RuleHealthTracker
 from alerts.history import AlertHistory
-from alerts.promql.engine import EvalContext
+from alerts.promql.engine import EvalContext, instant_query
 from alerts.promql.labels import METRIC_NAME, LabelTable, fingerprint, has_duplicates
 from alerts.promql.storage import FloatArray, IntArray, Storage, to_ms
-from alerts.promql.values import QueryError, Vector
+from alerts.promql.values import PromQLError, QueryError, Vector
 from alerts.rules import Rule, RuleSet, load_pack, load_rule_file
-from alerts.templates import TemplateData
+from alerts.templates import QueryFunc, TemplateData
 
 if TYPE_CHECKING:
     from alerts.series import Scrape, SeriesInfo, SeriesStore
@@ -155,10 +159,14 @@ class _RuleState:
     """The alerts of the last query result (ids and values as bytes: ``fresh_key``)."""
     labels_use_value: bool = False
     annotations_use_value: bool = False
+    uses_query: bool = False
+    """Some template calls ``query``: its output depends on the stored series, so nothing is memoised."""
 
     def __post_init__(self) -> None:
         self.labels_use_value = any(t.uses_value for t in self.rule.label_templates.values())
         self.annotations_use_value = any(t.uses_value for t in self.rule.annotation_templates.values())
+        self.uses_query = any(t.uses_query for t in (*self.rule.label_templates.values(),
+                                                     *self.rule.annotation_templates.values()))
 
 
 @dataclass(frozen=True)
@@ -302,7 +310,9 @@ class AlertEvaluator:
         A group with its own ``interval`` is evaluated only at multiples of it.
         """
         t_ms = to_ms(t)
-        ctx = EvalContext(self.storage, t_ms, self.lookback_ms, t_ms, t_ms, to_ms(self.interval_s))
+        # No sample after the evaluation time exists for it (as in Prometheus): a run recorded
+        # in full and evaluated afterwards (promtool files, unit tests) reads what a live one reads.
+        ctx = EvalContext(self.storage, t_ms, self.lookback_ms, t_ms, t_ms, to_ms(self.interval_s), t_ms)
         template_env = (tuple(sorted(self.external_labels.items())), self.external_url)
         if template_env != self._template_env:  # template memos are only valid for one environment
             self._template_env = template_env
@@ -317,7 +327,7 @@ class AlertEvaluator:
             if group.interval_s and t_ms % to_ms(group.interval_s) != 0:
                 continue
             for state in states:
-                self._eval_rule(state, ctx, out)
+                self._eval_rule(state, ctx, out, group.limit)
         self.evaluations += 1
         if self.history is not None:
             self.history.record(out)
@@ -337,7 +347,7 @@ class AlertEvaluator:
             raise QueryError(f"rule result is a {type(res).__name__}, not an instant vector")
         return res
 
-    def _eval_rule(self, state: _RuleState, ctx: EvalContext, out: list[AlertTransition]) -> None:
+    def _eval_rule(self, state: _RuleState, ctx: EvalContext, out: list[AlertTransition], limit: int = 0) -> None:
         rule = state.rule
         state.last_eval_ms = ctx.t_ms
         try:
@@ -347,14 +357,14 @@ class AlertEvaluator:
         else:
             state.last_error = None
             if rule.kind == "record":
-                self._write_record(state, ctx, res)
+                self._write_record(state, ctx, res, limit)
             else:
-                self._eval_alert(state, ctx, res, out)
+                self._eval_alert(state, ctx, res, out, limit)
         self._health.observe(id(state), rule=rule.name, group=rule.group, index=rule.index,
                              type="recording" if rule.kind == "record" else "alerting", t=ctx.t_ms / 1000.0,
                              error=state.last_error)
 
-    def _write_record(self, state: _RuleState, ctx: EvalContext, res: Vector) -> None:
+    def _write_record(self, state: _RuleState, ctx: EvalContext, res: Vector, limit: int = 0) -> None:
         table = ctx.labels
         key = b"r" + res.lids.tobytes()
         lids = state.plans.get(key)
@@ -376,6 +386,9 @@ class AlertEvaluator:
         if has_duplicates(lids):
             state.last_error = "vector contains metrics with the same labelset after applying rule labels"
             return
+        if 0 < limit < lids.shape[0]:  # recording.go: nothing is written, no staleness markers
+            state.last_error = f"exceeded limit of {limit} with {lids.shape[0]} series"
+            return
         self._write_series(state, ctx.t_ms, lids, res.vals)
 
     def _write_series(self, state: _RuleState, t_ms: int, lids: IntArray, vals: FloatArray) -> None:
@@ -396,11 +409,39 @@ class AlertEvaluator:
         st.write(t_ms, cols, vals, gone)
         state.series = lids
 
-    def _fresh_alerts(self, state: _RuleState, table: LabelTable, res: Vector) -> _Fresh | None:
+    def _template_query(self, ctx: EvalContext) -> QueryFunc:
+        """The templates' ``query``: an instant query at the evaluation time (Prometheus'
+        ``EngineQueryFunc``: a vector, or a scalar as one sample without labels)."""
+        def query(text: str) -> list[tuple[dict[str, str], float]]:
+            try:
+                res = instant_query(text, self.storage, ctx.t_ms, lookback_ms=self.lookback_ms)
+            except (ValueError, PromQLError) as exc:
+                raise ValueError(str(exc)) from None
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # the Rust parser panics (pyo3 PanicException) on some input
+                raise ValueError(f"{type(exc).__name__}: {exc}") from None
+            if isinstance(res, float):
+                return [({}, res)]
+            if not isinstance(res, Vector):
+                raise ValueError("rule result is not a vector or scalar")
+            table = self.storage.labels
+            # in storage order, as Prometheus' head block returns series (the order they were first scraped)
+            return [(dict(table.pairs(lid)), v) for lid, v in zip(res.lids.tolist(), res.vals.tolist(), strict=True)]
+        return query
+
+    def _fresh_alerts(self, state: _RuleState, table: LabelTable, res: Vector,
+                      ctx: EvalContext | None = None) -> _Fresh | None:
         """The alerts a query result yields, by fingerprint: (labels, annotations, value);
         None when two elements give the same alert labels."""
         key = (res.lids.tobytes(), res.vals.tobytes())
-        if state.fresh_key == key:  # same result as at the last evaluation
+        query = self._template_query(ctx) if state.uses_query and ctx is not None else None
+        if query is not None:  # templates that query read the series: nothing can be reused
+            state.fresh_key = None
+            state.label_memo.clear()
+            state.annotation_memo.clear()
+            state.static_annotation_memo.clear()
+        elif state.fresh_key == key:  # same result as at the last evaluation
             return state.fresh
         rule = state.rule
         fresh: _Fresh = {}
@@ -419,9 +460,10 @@ class AlertEvaluator:
             ident = label_memo.get(lkey)
             data: TemplateData | None = None
             if ident is None:
-                labels = {k: v for k, v in table.pairs(lid) if k != METRIC_NAME}
-                data = TemplateData(labels, value, self.external_labels, self.external_url)
-                final = dict(labels)
+                # templates see __name__ where the expression keeps it; the alert's labels never carry it
+                labels = dict(table.pairs(lid))
+                data = TemplateData(labels, value, self.external_labels, self.external_url, query)
+                final = {k: v for k, v in labels.items() if k != METRIC_NAME}
                 for name, tmpl in rule.label_templates.items():
                     expanded = tmpl.expand(data)
                     if expanded:
@@ -438,7 +480,7 @@ class AlertEvaluator:
             annotations = ann_memo.get(akey)
             if annotations is None:
                 if data is None:
-                    data = TemplateData(labels, value, self.external_labels, self.external_url)
+                    data = TemplateData(labels, value, self.external_labels, self.external_url, query)
                 templates = rule.annotation_templates
                 if ann_by_value:
                     static = static_memo.get(lid)
@@ -453,14 +495,21 @@ class AlertEvaluator:
         state.fresh_key, state.fresh = key, fresh
         return fresh
 
-    def _eval_alert(self, state: _RuleState, ctx: EvalContext, res: Vector, out: list[AlertTransition]) -> None:
+    def _eval_alert(self, state: _RuleState, ctx: EvalContext, res: Vector, out: list[AlertTransition],
+                    limit: int = 0) -> None:
         rule = state.rule
         table = ctx.labels
         t_ms = ctx.t_ms
-        fresh = self._fresh_alerts(state, table, res)
+        fresh = self._fresh_alerts(state, table, res, ctx)
         if fresh is None:
             state.last_error = "vector contains metrics with the same labelset after applying alert labels"
             return
+        if limit > 0:
+            n_active = self._count_active(state, fresh, t_ms)
+            if n_active > limit:
+                self._drop_alerts(state, t_ms, out)
+                state.last_error = f"exceeded limit of {limit} with {n_active} alerts"
+                return
         before = {fp: a.state for fp, a in state.active.items()}
         for fp, (final, ann, value) in fresh.items():
             cur = state.active.get(fp)
@@ -519,6 +568,33 @@ class AlertEvaluator:
             written_vals.append(1.0)
             written_vals.append(a.active_at_ms / 1000.0)
         self._write_series(state, t_ms, np.asarray(written, dtype=np.int64), np.asarray(written_vals))
+
+    def _count_active(self, state: _RuleState, fresh: _Fresh, t_ms: int) -> int:
+        """alerting.go ``numActivePending``: the alerts pending or firing after this
+        evaluation -- those of the result, plus firing ones held by ``keep_firing_for``."""
+        keep_ms = to_ms(state.rule.keep_firing_for_s)
+        held = 0
+        if keep_ms > 0:
+            for fp, a in state.active.items():
+                if fp not in fresh and a.state == "firing" and (
+                        a.keep_firing_since_ms is None or t_ms - a.keep_firing_since_ms < keep_ms):
+                    held += 1
+        return len(fresh) + held
+
+    def _drop_alerts(self, state: _RuleState, t_ms: int, out: list[AlertTransition]) -> None:
+        """A rule over its group's limit: alerting.go empties ``r.active`` and returns the
+        error, writing no ``ALERTS`` sample (its series go stale at the next successful
+        evaluation, which re-raises the alerts as new pending ones). Prometheus sends no
+        resolution then (Alertmanager resolves the alerts when their ``endsAt`` passes); the
+        embedded evaluator reports each pending or firing alert as ending here, so the history
+        does not keep an alert Prometheus no longer has."""
+        for a in state.active.values():
+            if a.state in ("pending", "firing"):
+                prev = a.state
+                a.state = "inactive"
+                a.resolved_at_ms = t_ms
+                out.append(self._transition(state.rule, a, prev, "resolved" if prev == "firing" else "inactive", t_ms))
+        state.active = {}
 
     def _transition(self, rule: Rule, a: _Alert, from_state: str, to_state: str, t_ms: int) -> AlertTransition:
         return AlertTransition(rule.name, rule.group, dict(a.labels), a.fingerprint, from_state, to_state,

@@ -250,9 +250,20 @@ class Rule:
 
 @dataclass
 class RuleGroup:
+    """A loaded rule group.
+
+    Attributes:
+        name: the group's name; interval_s: its own evaluation interval, seconds (None: the
+            global one); rules: in file order.
+        limit: the group's ``limit`` (0: none). An alerting rule with more pending and firing
+            alerts, or a recording rule with more output series, fails its evaluation
+            (``rules/alerting.go``, ``rules/recording.go``, v2.42).
+    """
+
     name: str
     interval_s: float | None
     rules: list[Rule]
+    limit: int = 0
 
 
 @dataclass
@@ -446,14 +457,26 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
                 problems.append(RuleProblem(message, group=_group, rule=_name, index=_ri, line=line, column=col,
                                             expr_offset=offset))
 
+            invalid = False
             try:
                 r = RuleModel.model_validate(raw_r)
             except ValidationError as exc:
+                bad: set[str] = set()
                 for err in exc.errors():
                     loc = ["for" if x == "for_" else x for x in err["loc"] if isinstance(x, (str, int))]
                     msg = str(err["msg"]).removeprefix("Value error, ")
                     add(f"{'.'.join(str(x) for x in loc)}: {msg}" if loc else msg, list(loc))
-                continue
+                    bad.add(str(loc[0]) if loc else "")
+                # The rest of the rule is still checked (its expression, its templates), so that a
+                # bad duration does not hide a bad expression; the rule itself is not loaded.
+                rest = {k: v for k, v in raw_r.items() if str(k) not in bad}
+                if bad & {"", "alert", "record", "expr"}:
+                    continue
+                try:
+                    r = RuleModel.model_validate(rest)
+                except ValidationError:
+                    continue
+                invalid = True
             semantic = _rule_problems(r)
             for fld, msg in semantic:
                 add(msg, fld.split(".", 1))
@@ -469,19 +492,22 @@ def load_rule_text(text: str, source: str = "<rules>", *, options: CompileOption
             label_t: dict[str, Template] = {}
             annotation_t: dict[str, Template] = {}
             for what, src, dst in (("labels", r.labels, label_t), ("annotations", r.annotations, annotation_t)):
+                if kind != "alert":  # a recording rule's labels are not templates (rulefmt parses alerts only)
+                    break
                 for k, text_value in src.items():
                     try:
-                        dst[k] = Template(text_value)
+                        dst[k] = Template(text_value, name)
                     except TemplateError as exc:
-                        add(f"{what}.{k}: template: {exc}", [what, k])
-            if semantic or node is None:
+                        add(f"{what}.{k}: {exc}", [what, k])
+            if semantic or node is None or invalid:
                 continue
             rule = Rule(group_name, ri, name, kind, str(r.expr), node, parse_duration(r.for_),
                         parse_duration(r.keep_firing_for), dict(r.labels), dict(r.annotations), label_t, annotation_t)
             rules.append(rule)
         if selected and g is not None:
-            groups.append(RuleGroup(g.name, parse_duration(g.interval) if g.interval else None, rules))
+            groups.append(RuleGroup(g.name, parse_duration(g.interval) if g.interval else None, rules, g.limit))
     if problems:
+        problems.sort(key=lambda p: (p.line or 0, p.column or 0))  # file order (stable for file-level ones)
         raise RuleFileError(source, problems=problems)
     return RuleSet(groups, [source])
 

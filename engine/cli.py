@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from alerts.live import add_prometheus_config_arguments
 from alerts.rulestest import add_rules_test_arguments
-from engine.apps.cli import add_import_arguments
+from engine.apps.cli import add_check_arguments, add_import_arguments
 from engine.apps.model import AppModelError, builtin_apps, load_app
 from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
 from engine.cliargs import add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
@@ -485,8 +485,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="app name or app file")
     p.add_argument("--routes", action="store_true", help="also print every route's call tree")
     p.set_defaults(func=cmd_app_show)
-    p = app_sub.add_parser("import", help="build an app-model skeleton from Kubernetes manifests")
+    p = app_sub.add_parser("import", help="build a runnable app model from Kubernetes manifests")
     add_import_arguments(p)
+    p = app_sub.add_parser("check", help="load an app model; list the import's guesses and defaults still in use")
+    add_check_arguments(p)
     p = app_sub.add_parser("catalog", help="fault-catalog counts per category and code-bug subtype against "
                                            "SRE-Marathon's Table 3")
     add_catalog_arguments(p)

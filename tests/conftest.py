@@ -40,3 +40,15 @@ def _private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Journal and sealing keys go to a per-session state directory, not the user's
     (``SRE_MARATHON_STATE``; subprocesses inherit it). A test of signing makes its own key."""
     os.environ["SRE_MARATHON_STATE"] = str(tmp_path_factory.mktemp("state"))
+
+
+def need_promtool() -> str:
+    """The promtool binary; skips the test without it, except in CI (``CI`` set), where it fails."""
+    from alerts.promtool import promtool_path
+
+    exe = promtool_path()
+    if exe is None:
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail("promtool is required in CI (apt-get install prometheus)")
+        pytest.skip("promtool not installed (apt-get install prometheus)")
+    return exe

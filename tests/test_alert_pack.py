@@ -275,9 +275,9 @@ def test_structural_errors_name_the_field() -> None:
         load_rule_text("groups:\n- name: g\n  rules:\n  - alert: A\n    expr: up\n    for: 5 minutes\n", "x.yaml")
     with pytest.raises(RuleFileError, match="exactly one of 'alert' or 'record'"):
         load_rule_text("groups:\n- name: g\n  rules:\n  - expr: up\n", "x.yaml")
-    with pytest.raises(RuleFileError, match="template function or action 'query' is not supported"):
+    with pytest.raises(RuleFileError, match=r'annotations\.d: template: __alert_A:1: function "nosuch" not defined'):
         load_rule_text("groups:\n- name: g\n  rules:\n  - alert: A\n    expr: up\n    annotations:\n"
-                       "      d: '{{ query \"up\" }}'\n", "x.yaml")
+                       "      d: '{{ nosuch \"up\" }}'\n", "x.yaml")
 
 
 def test_pack_file_is_where_the_docs_say() -> None:

@@ -38,12 +38,19 @@ def test_app_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert "async" in shown  # Kafka consumers in the checkout route's tree
 
 
-def test_app_import_writes_a_skeleton(shared_data: Path, tmp_path: Path) -> None:
+def test_app_import_writes_a_runnable_model(shared_data: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """import, check and sim through the command line, with no edit in between."""
     out = tmp_path / "ob.yaml"
     manifest = shared_data / "online-boutique" / "kubernetes-manifests.yaml"
     assert main(["app", "import", str(manifest), "-o", str(out)]) == 0
     data = yaml.safe_load(out.read_text())
     assert {s["name"] for s in data["services"]} >= {"frontend", "cartservice", "redis-cart"}
+    capsys.readouterr()
+    assert main(["app", "check", str(out)]) == 0
+    assert "defaults still in use" in capsys.readouterr().out
+    assert main(["sim", "--app", str(out), "--minutes", "2", "--quiet"]) == 0
+    assert "simulated 2 min of online-boutique" in capsys.readouterr().out
 
 
 def test_app_import_rejects_a_non_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ import yaml
 
 from engine.apps.cli import add_import_arguments, cmd_app_import
 from engine.apps.importer import ManifestImportError, dump_skeleton, import_manifests
-from engine.apps.model import AppModelError, load_app_file, parse_app
+from engine.apps.model import load_app_file
 
 APPS_DIR = Path(__file__).resolve().parents[1] / "engine" / "apps"
 
@@ -49,7 +49,7 @@ def deps(skeleton: dict[str, Any], name: str) -> dict[str, str | None]:
 def evidence(skeleton: dict[str, Any], via: str | None = None) -> set[tuple[str, str, str | None]]:
     return {
         (e["caller"], e["callee"], e.get("env"))
-        for e in skeleton["notes"]["evidence"]
+        for e in skeleton["imported"]["evidence"]
         if via is None or e["via"] == via
     }
 
@@ -113,11 +113,11 @@ def test_ob_workloads_and_ports(ob: dict[str, Any]) -> None:
     assert (svc["emailservice"]["port"], svc["emailservice"]["service_port"]) == (8080, 5000)
     assert (svc["shippingservice"]["port"], svc["paymentservice"]["port"]) == (50051, 50051)
     assert "port" not in svc["loadgenerator"] and "service_port" not in svc["loadgenerator"]
-    external = next(s for s in ob["notes"]["kubernetes_services"] if s["name"] == "frontend-external")
+    external = next(s for s in ob["imported"]["kubernetes_services"] if s["name"] == "frontend-external")
     assert external["type"] == "LoadBalancer"
     assert external["workloads"] == ["frontend"]
     assert external["ports"][0]["port"] == 80 and external["ports"][0]["target_port"] == 8080
-    email = next(s for s in ob["notes"]["kubernetes_services"] if s["name"] == "emailservice")
+    email = next(s for s in ob["imported"]["kubernetes_services"] if s["name"] == "emailservice")
     assert (email["ports"][0]["port"], email["ports"][0]["target_port"]) == (5000, 8080)
 
 
@@ -136,16 +136,22 @@ def test_ob_probes_resources_roles(ob: dict[str, Any]) -> None:
         "limits": {"cpu": "200m", "memory": "128Mi"},
     }
     assert svc["frontend"]["protocol"] == "http" and svc["cartservice"]["protocol"] == "grpc"
+    protocol = {g["service"]: g["evidence"] for g in ob["imported"]["guesses"] if g["field"] == "protocol"}
+    assert protocol["cartservice"] == "readiness_probe of type grpc" and protocol["redis-cart"] == "store engine redis"
     assert svc["redis-cart"]["role"] == "store"
     assert svc["redis-cart"]["language"] == "redis"
     # redis-cart keeps /data on an emptyDir: a restart loses the carts.
     assert svc["redis-cart"]["store"] == {"engine": "redis", "persistent": False}
     assert svc["loadgenerator"]["role"] == "loadgenerator"
     assert svc["loadgenerator"]["container"] == "main"
-    assert ob["load"] == {"generator": "loadgenerator"}
-    assert all(s["operations"] == [] for s in ob["services"]) and ob["routes"] == []
-    assert "language" not in svc["frontend"]
-    assert any("language" in item and "frontend" in item for item in ob["notes"]["todo"])
+    assert ob["load"] == {"generator": "loadgenerator", "base_rps": 10.0}
+    # The entry route comes from frontend-external (LoadBalancer); the unknowns are defaults.
+    assert [(r["entry"]["service"], r["share"]) for r in ob["routes"]] == [("frontend", 1.0)]
+    assert ob["imported"]["entry_points"] == [{"service": "frontend", "via": "Service frontend-external "
+                                                                           "(type LoadBalancer)"}]
+    assert svc["frontend"]["language"] == "go"
+    assert {"service": "frontend", "field": "language", "value": "go",
+            "evidence": "no image word, env var or command names the runtime"} in ob["imported"]["defaults"]
 
 
 def test_ob_edges(ob: dict[str, Any]) -> None:
@@ -172,7 +178,7 @@ def test_ob_edges(ob: dict[str, Any]) -> None:
     for leaf in ("productcatalogservice", "currencyservice", "paymentservice", "shippingservice", "emailservice"):
         assert deps(ob, leaf) == {}
     # The init container frontend-check waits for http://${FRONTEND_ADDR} (busybox wget).
-    init = [e for e in ob["notes"]["evidence"] if e["via"] == "init-container"]
+    init = [e for e in ob["imported"]["evidence"] if e["via"] == "init-container"]
     assert init == [
         {
             "caller": "loadgenerator",
@@ -183,7 +189,7 @@ def test_ob_edges(ob: dict[str, Any]) -> None:
             "port": 80,
         }
     ]
-    assert ob["notes"]["dangling"] == [
+    assert ob["imported"]["dangling"] == [
         {
             "caller": "frontend",
             "name": "shoppingassistantservice",
@@ -193,7 +199,7 @@ def test_ob_edges(ob: dict[str, Any]) -> None:
             "value": "shoppingassistantservice:80",
         }
     ]
-    assert ob["notes"]["warnings"] == []
+    assert ob["imported"]["warnings"] == []
 
 
 # ------------------------------------------------------------------------------------------
@@ -249,16 +255,19 @@ def test_astro_manifest_edges(astro: dict[str, Any]) -> None:
     assert found >= ASTRO_M_EDGES
     assert {caller for caller, callee, _ in found if callee == "flagd"} == ASTRO_FLAGD_USERS
     # frontend-proxy reaches jaeger through the Service jaeger-query.
-    jaeger = next(e for e in astro["notes"]["evidence"] if e["caller"] == "frontend-proxy" and e["callee"] == "jaeger")
+    found_all = astro["imported"]["evidence"]
+    jaeger = next(e for e in found_all if e["caller"] == "frontend-proxy" and e["callee"] == "jaeger")
     assert jaeger["kubernetes_service"] == "jaeger-query" and jaeger["port"] == 16686
     # FLAGD_PORT is the sibling of FLAGD_HOST even beside FLAGD_OFREP_PORT.
-    flagd = next(e for e in astro["notes"]["evidence"] if e["caller"] == "load-generator" and e["callee"] == "flagd")
+    flagd = next(e for e in astro["imported"]["evidence"] if e["caller"] == "load-generator" and e["callee"] == "flagd")
     assert (flagd["env"], flagd["port"]) == ("FLAGD_HOST", 8013)
     # Leaf app services: nothing but telemetry and flagd.
     for leaf in ("ad", "currency", "email", "payment", "quote", "image-provider", "product-catalog"):
         assert set(deps(astro, leaf)) <= {"flagd"}, leaf
     waits = {
-        (e["caller"], e["callee"], e["container"]) for e in astro["notes"]["evidence"] if e["via"] == "init-container"
+        (e["caller"], e["callee"], e["container"])
+        for e in astro["imported"]["evidence"]
+        if e["via"] == "init-container"
     }
     assert waits == {
         ("accounting", "kafka", "wait-for-kafka"),
@@ -270,7 +279,7 @@ def test_astro_manifest_edges(astro: dict[str, Any]) -> None:
 
 def test_astro_telemetry_is_evidence_not_dependency(astro: dict[str, Any]) -> None:
     assert all("otel-collector" not in deps(astro, name) for name in services(astro))
-    telemetry = {(t["caller"], t["env"]) for t in astro["notes"]["telemetry"] if t["callee"] == "otel-collector"}
+    telemetry = {(t["caller"], t["env"]) for t in astro["imported"]["telemetry"] if t["callee"] == "otel-collector"}
     assert ("checkout", "OTEL_EXPORTER_OTLP_ENDPOINT") in telemetry
     assert ("flagd", "FLAGD_OTEL_COLLECTOR_URI") in telemetry
     # $(OTEL_COLLECTOR_NAME) is expanded from the variable defined earlier in the container.
@@ -281,12 +290,12 @@ def test_astro_telemetry_is_evidence_not_dependency(astro: dict[str, Any]) -> No
 def test_astro_flagd_ui_quirk(astro: dict[str, Any]) -> None:
     svc = services(astro)
     assert "flagd-ui" not in svc
-    assert "flagd-ui" not in {s["name"] for s in astro["notes"]["kubernetes_services"]}
-    dangling = [d for d in astro["notes"]["dangling"] if d["name"] == "flagd-ui"]
+    assert "flagd-ui" not in {s["name"] for s in astro["imported"]["kubernetes_services"]}
+    dangling = [d for d in astro["imported"]["dangling"] if d["name"] == "flagd-ui"]
     assert len(dangling) == 1
     assert dangling[0]["caller"] == "frontend-proxy" and dangling[0]["env"] == "FLAGD_UI_HOST"
     assert "container of Deployment flagd" in dangling[0]["hint"]
-    extra = [c for c in astro["notes"]["extra_containers"] if c["container"] == "flagd-ui"]
+    extra = [c for c in astro["imported"]["extra_containers"] if c["container"] == "flagd-ui"]
     assert extra == [
         {
             "workload": "flagd",
@@ -321,18 +330,19 @@ def test_astro_workloads(astro: dict[str, Any]) -> None:
     assert svc["load-generator"]["role"] == "loadgenerator"
     # Callers address email, shipping and quote with http:// URLs; the gRPC services say nothing.
     assert {svc[n].get("protocol") for n in ("email", "shipping", "quote")} == {"http"}
-    assert "protocol" not in svc["ad"] and any("protocol" in t and "ad," in t for t in astro["notes"]["todo"])
+    assert svc["ad"]["protocol"] == "http"  # a default, recorded as one
+    assert any(d["service"] == "ad" and d["field"] == "protocol" for d in astro["imported"]["defaults"])
     # Multi-port containers are represented by the port callers address.
     assert (svc["otel-collector"]["port"], svc["otel-collector"]["service_port"]) == (4317, 4317)
     assert (svc["jaeger"]["port"], svc["jaeger"]["service_port"]) == (16686, 16686)
     assert (svc["grafana"]["port"], svc["grafana"]["service_port"]) == (3000, 80)
     assert astro["namespace"] == "otel-demo"
-    assert any(d["name"] == "opensearch-cluster-master-headless" for d in astro["notes"]["dangling"])
+    assert any(d["name"] == "opensearch-cluster-master-headless" for d in astro["imported"]["dangling"])
 
 
 def test_astro_compose(astro: dict[str, Any], astro_compose: dict[str, Any]) -> None:
     assert list(services(astro_compose)) == list(services(astro))
-    only = {c["name"]: c for c in astro_compose["notes"]["compose_only"]}
+    only = {c["name"]: c for c in astro_compose["imported"]["compose_only"]}
     assert set(only) == {"product-reviews", "llm", "flagd-ui"}
     assert all(c["compose_only"] is True for c in only.values())
     reviews = {d["service"]: d["env"] for d in only["product-reviews"]["dependencies"]}
@@ -342,7 +352,7 @@ def test_astro_compose(astro: dict[str, Any], astro_compose: dict[str, Any]) -> 
     assert only["product-reviews"]["port"] == 3551 and only["llm"]["port"] == 8000
     assert only["product-reviews"]["env"]["LLM_BASE_URL"] == "http://llm:8000/v1"
     assert "container of Deployment flagd" in only["flagd-ui"]["note"]
-    to_only = astro_compose["notes"]["compose_edges_to_compose_only"]
+    to_only = astro_compose["imported"]["compose_edges_to_compose_only"]
     assert {
         "caller": "frontend",
         "callee": "product-reviews",
@@ -358,7 +368,7 @@ def test_astro_compose(astro: dict[str, Any], astro_compose: dict[str, Any]) -> 
     assert ("frontend", "ad", "AD_ADDR") in evidence(astro_compose, "compose-env")
     # depends_on that is start order only is added with env null and flagged for the user.
     assert deps(astro_compose, "frontend")["quote"] is None
-    assert any("frontend -> quote" in item for item in astro_compose["notes"]["todo"])
+    assert any("frontend -> quote" in item for item in astro_compose["imported"]["warnings"])
 
 
 # ------------------------------------------------------------------------------------------
@@ -419,7 +429,7 @@ def test_tt_workloads(tt: dict[str, Any]) -> None:
     svc = services(tt)
     databases = {f"ts-{owner}-mongo" for owner in TT_MONGO_OWNERS} | {"ts-voucher-mysql"}
     assert len(TT_MONGO_OWNERS) == 21
-    assert set(svc) == set(TT_PORTS) | databases
+    assert set(svc) == set(TT_PORTS) | databases | {"loadgenerator"}  # the manifests deploy no load generator
     assert len([n for n in TT_PORTS if n != "ts-ui-dashboard"]) == 41
     for name, port in TT_PORTS.items():
         assert (svc[name]["port"], svc[name]["service_port"]) == (port, port), name
@@ -442,26 +452,35 @@ def test_tt_workloads(tt: dict[str, Any]) -> None:
     }
     assert svc["ts-admin-basic-info-service"]["resources"]["requests"]["memory"] == "100Mi"
     assert svc["ts-avatar-service"]["resources"]["requests"]["memory"] == "200Mi"
-    kube = {s["name"]: s for s in tt["notes"]["kubernetes_services"]}
+    kube = {s["name"]: s for s in tt["imported"]["kubernetes_services"]}
     assert kube["ts-auth-service"]["type"] == "LoadBalancer"
     assert kube["ts-ui-dashboard"]["type"] == "NodePort"
     assert kube["ts-ui-dashboard"]["ports"][0]["node_port"] == 32677
 
 
 def test_tt_has_no_env_edges(tt: dict[str, Any], tt_compose: dict[str, Any]) -> None:
-    assert tt["notes"]["evidence"] == [] and tt["notes"]["dangling"] == []
-    assert all(s["dependencies"] == [] for s in tt["services"])
+    """No configuration names a peer: the only edges are guesses pairing each store with the
+    service of the same name stem, and the added load generator's entry points."""
+    assert tt["imported"]["dangling"] == []
+    assert {e["via"] for e in tt["imported"]["evidence"]} == {"name-pair"}
+    pairs = {(s["name"], d["service"]) for s in tt["services"] for d in s["dependencies"]}
+    assert ("ts-auth-service", "ts-auth-mongo") in pairs and ("ts-voucher-service", "ts-voucher-mysql") in pairs
+    assert {(c, d) for c, d in pairs if c != "loadgenerator"} == {
+        (f"ts-{owner}-service", f"ts-{owner}-mongo") for owner in TT_MONGO_OWNERS
+    } | {("ts-voucher-service", "ts-voucher-mysql")}
+    assert sum(1 for g in tt["imported"]["guesses"] if g["field"] == "dependencies") == 22
     assert not evidence(tt_compose, "env") and not evidence(tt_compose, "compose-env")
-    assert tt["load"] == {}
-    assert any(item.startswith("load: no workload looks like a load generator") for item in tt["notes"]["todo"])
+    assert tt["load"]["generator"] == "loadgenerator"
+    assert {r["entry"]["service"] for r in tt["routes"]} == {"ts-auth-service", "ts-ui-dashboard"}
+    assert any(d["service"] == "loadgenerator" and d["field"] == "role" for d in tt["imported"]["defaults"])
 
 
 def test_tt_compose(tt_compose: dict[str, Any]) -> None:
     assert deps(tt_compose, "ts-voucher-service") == {"ts-voucher-mysql": None}
-    assert evidence(tt_compose) == {("ts-voucher-service", "ts-voucher-mysql", None)}
-    only = {c["name"] for c in tt_compose["notes"]["compose_only"]}
+    assert evidence(tt_compose, "compose-depends_on") == {("ts-voucher-service", "ts-voucher-mysql", None)}
+    only = {c["name"] for c in tt_compose["imported"]["compose_only"]}
     assert only == {"redis", "ts-account-mongo", "ts-rebook-mongo", "ts-news-mongo"}
-    assert any("NAMESPACE, TAG" in w for w in tt_compose["notes"]["warnings"])
+    assert any("NAMESPACE, TAG" in w for w in tt_compose["imported"]["warnings"])
 
 
 # ------------------------------------------------------------------------------------------
@@ -501,12 +520,13 @@ def test_shipped_model_matches_manifests(app: str, shared_data: Path) -> None:
     plain = import_manifests(manifests)
     full = import_manifests(manifests, compose=compose)
     imported = services(plain)
-    has_generator = any(s["role"] == "loadgenerator" for s in imported.values())
+    added = {d["service"] for d in plain["imported"]["defaults"] if d["field"] == "role"}  # an added generator
+    has_generator = any(s["role"] == "loadgenerator" and s["name"] not in added for s in imported.values())
 
     problems: list[str] = []
     for svc in model.services:
         found = imported.get(svc.name)
-        if found is None:
+        if found is None or found["name"] in added:
             # A benchmark-added load generator is allowed only when the app ships none.
             if not (svc.role == "loadgenerator" and not has_generator):
                 problems.append(f"{svc.name}: not a Deployment/StatefulSet of {manifest_names}")
@@ -656,23 +676,27 @@ def test_address_forms_and_init_containers(tmp_path: Path) -> None:
         "cache": "CACHE_URL",
         "rabbit": None,  # through the Service queue, from the init container
     }
-    search = next(e for e in skeleton["notes"]["evidence"] if e["callee"] == "search")
+    search = next(e for e in skeleton["imported"]["evidence"] if e["callee"] == "search")
     assert search["port"] == 9200  # the sibling SEARCH_PORT...
-    assert any("api -> search:9200" in w and "exposes 9300" in w for w in skeleton["notes"]["warnings"])
-    rabbit = next(e for e in skeleton["notes"]["evidence"] if e["callee"] == "rabbit")
+    assert any("api -> search:9200" in w and "exposes 9300" in w for w in skeleton["imported"]["warnings"])
+    rabbit = next(e for e in skeleton["imported"]["evidence"] if e["callee"] == "rabbit")
     assert (rabbit["via"], rabbit["container"], rabbit["kubernetes_service"]) == (
         "init-container",
         "wait-for-queue",
         "queue",
     )
-    dangling = {d["name"]: d for d in skeleton["notes"]["dangling"]}
-    assert set(dangling) == {"mainframe"}  # audit.shop is not a Service here but is dotted: not flagged
+    dangling = {d["name"]: d for d in skeleton["imported"]["dangling"]}
+    # audit.shop is not a Service here but is dotted: not flagged. A Secret and a claim the
+    # manifests lack are reported where they are referenced.
+    assert set(dangling) == {"mainframe", "api", "cache"}
+    assert dangling["api"]["via"] == "env TOKEN (secretKeyRef)" and "Secret api" in dangling["api"]["hint"]
+    assert dangling["cache"]["via"] == "volume data (persistentVolumeClaim)"
     assert dangling["mainframe"]["env"] == "LEGACY_ADDR"
     svc = services(skeleton)
     assert svc["db"]["store"] == {"engine": "postgresql", "persistent": True}
     assert svc["db"]["workload"] == "StatefulSet" and svc["db"]["language"] == "postgresql"
     assert svc["cache"]["store"] == {"engine": "redis", "persistent": True}
-    assert svc["rabbit"]["role"] == "app"
+    assert svc["rabbit"]["role"] == "store" and svc["rabbit"]["store"] == {"engine": "rabbitmq", "persistent": False}
 
 
 def test_compose_interpolation(tmp_path: Path) -> None:
@@ -736,15 +760,15 @@ def test_compose_interpolation(tmp_path: Path) -> None:
     assert web["language"] == "nginx" and web["startup_s"] == 1
     assert deps(skeleton, "web") == {"api": "API_ADDR"}
     assert web["env"]["API_ADDR"] == "api:9000"
-    only = {c["name"]: c for c in skeleton["notes"]["compose_only"]}
+    only = {c["name"]: c for c in skeleton["imported"]["compose_only"]}
     assert set(only) == {"worker", "cache"}
     assert only["worker"]["image"] == "example/worker:${TAG}" and only["worker"]["port"] == 81
     assert only["worker"]["dependencies"] == [{"service": "api", "env": None}]
     assert only["cache"]["role"] == "store" and only["cache"]["store"] == {"engine": "valkey"}
-    edges = skeleton["notes"]["compose_edges_to_compose_only"]
+    edges = skeleton["imported"]["compose_edges_to_compose_only"]
     assert {"caller": "web", "callee": "worker", "via": "compose-env", "env": "WORKER_URL"} in edges
     assert {"caller": "api", "callee": "cache", "via": "compose-env", "env": "CACHE_HOST"} in edges
-    assert any("TAG" in w for w in skeleton["notes"]["warnings"])
+    assert any("TAG" in w for w in skeleton["imported"]["warnings"])
 
     required = write(tmp_path / "required.yaml", "services:\n  web:\n    image: nginx:${MUST:?set MUST}\n")
     with pytest.raises(ManifestImportError, match=r"required\.yaml.*MUST is not set"):
@@ -768,7 +792,7 @@ def test_compose_env_file_values(tmp_path: Path) -> None:
     write(tmp_path / "dotenv.env", "HOST=web\nA=\"x ${HOST} y\"\nB='${HOST}'\nC=plain # note\n")
     compose = write(tmp_path / "docker-compose.yml", "services:\n  other:\n    environment: [A, B, C, D]\n")
     skeleton = import_manifests([manifest], compose=compose)
-    other = skeleton["notes"]["compose_only"][0]
+    other = skeleton["imported"]["compose_only"][0]
     assert other["env"] == {"A": "x web y", "B": "${HOST}", "C": "plain"}
 
 
@@ -847,23 +871,22 @@ def test_dump_round_trips_with_header(ob: dict[str, Any]) -> None:
     text = dump_skeleton(ob)
     header = text.split("\nname:", 1)[0]
     assert all(line.startswith("#") for line in header.splitlines())
-    assert "operations: []" in header and "routes: []" in header and "notes" in header
-    assert "12 workloads, 16 dependencies" in header
+    assert "loads and runs as it is" in header and "marathon app check FILE" in header
+    assert "12 services, 16 dependencies" in header and "1 route(s) from 1 entry point(s)" in header
     assert yaml.safe_load(text) == ob
     assert "&id" not in text and "*id" not in text
     assert "  - {service: cartservice, env: CART_SERVICE_ADDR}" in text
 
 
-def test_skeleton_is_one_edit_from_a_valid_model(ob: dict[str, Any]) -> None:
-    """Fill in the todos (language, base rate) and drop notes: only the routes remain to write."""
-    data = yaml.safe_load(dump_skeleton(ob))
-    del data["notes"]
-    for svc in data["services"]:
-        svc.setdefault("language", "go")
-    data["load"]["base_rps"] = 10
-    with pytest.raises(AppModelError) as info:
-        parse_app(data, "skeleton")
-    assert [loc for loc, _ in info.value.problems] == ["routes"]
+def test_imported_model_loads_with_no_edits(ob: dict[str, Any], tmp_path: Path) -> None:
+    """The written file is an app model: it loads, and its call edges follow the dependencies."""
+    path = write(tmp_path / "ob.yaml", dump_skeleton(ob))
+    app = load_app_file(path)
+    assert app.imported is not None and app.imported.defaults and app.imported.guesses
+    assert ("frontend", "cartservice") in app.edges() and ("cartservice", "redis-cart") in app.edges()
+    assert app.service("redis-cart").operations[0].name == "GET"
+    assert app.service("cartservice").operations[0].calls[0].operation == "GET"
+    assert abs(sum(r.share for r in app.routes) - 1) < 1e-9
 
 
 def test_cli_writes_and_reports(tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -878,7 +901,7 @@ def test_cli_writes_and_reports(tmp_path: Path, shared_data: Path, capsys: pytes
 
     args = parser.parse_args([str(ob_manifests(shared_data)[0])])
     assert cmd_app_import(args) == 0
-    assert capsys.readouterr().out.startswith("# App-model skeleton")
+    assert capsys.readouterr().out.startswith("# App model written by `marathon app import`")
 
     bad = write(tmp_path / "bad.yaml", "kind: [\n")
     assert cmd_app_import(parser.parse_args([str(bad)])) == 2

@@ -13,30 +13,21 @@ Without promtool the tests skip, except in CI (``CI`` set), where they fail.
 from __future__ import annotations
 
 import collections
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
 from alerts.evaluator import AlertEvaluator
-from alerts.promtool import RecordedRun, promtool_path, record_run, run_promtool, unit_test_yaml
+from alerts.promtool import RecordedRun, record_run, run_promtool, staggered, unit_test_yaml
 from alerts.rules import PACK_PATH, load_rule_file
 from engine.sim.effects import Effect
 from engine.sim.simulator import Simulator
 from tests.conftest import SHARED_DATA
+from tests.conftest import need_promtool as _need_promtool
 
 KUBE_RULES = SHARED_DATA / "prometheus-rules" / "kubernetesControlPlane-prometheusRule.yaml"
 BAD_IMAGE = "us-central1-docker.pkg.dev/google-samples/microservices-demo/cartservice:v9.9.9"
-
-
-def _need_promtool() -> str:
-    exe = promtool_path()
-    if exe is None:
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail("promtool is required in CI (apt-get install prometheus)")
-        pytest.skip("promtool not installed (apt-get install prometheus)")
-    return exe
 
 
 def _faulted_online_boutique(seed: int, minutes: float, *, scale_to_zero: bool = True) -> Simulator:
@@ -68,10 +59,14 @@ def _faulted_online_boutique(seed: int, minutes: float, *, scale_to_zero: bool =
 
 
 def _embedded(sim: Simulator, rules: object) -> tuple[AlertEvaluator, RecordedRun]:
+    """The run's samples on promtool's grid, behind :func:`staggered`'s creation prefix (so
+    promtool adds in the embedded series order: its own is random per run), evaluated at
+    every step from the prefix on."""
     ev = AlertEvaluator(rules)  # type: ignore[arg-type]
     for scrape in sim.store.scrapes:
         if scrape.t % 15 == 0:  # promtool's input grid; the first warm-up scrape is off it
             ev.ingest(scrape, sim.store.info)
+    ev = staggered(ev)
     st = ev.storage
     run = record_run(ev, int(st.ts[0]), int(st.ts[st.n_rows - 1]), 15_000)
     return ev, run

@@ -125,6 +125,7 @@ def test_read_tools_never_reveal_ground_truth(run: Orchestrator) -> None:
         ("kubectl_get", {"kind": "events"}), ("kubectl_get", {"kind": "pods", "output": "json"}),
         ("kubectl_describe", {"kind": "deployments", "name": "frontend"}),
         ("query_logs", {"deployment": "frontend", "tail": 1000}),
+        ("query_metrics", {"query": '{__name__=~".+"}'}), ("query_metrics", {"query": "ALERTS", "start": 0}),
         ("workspace_list", {}),
     ]
     for svc in ("frontend", "currencyservice", "cartservice"):
@@ -132,7 +133,7 @@ def test_read_tools_never_reveal_ground_truth(run: Orchestrator) -> None:
             calls.append(("code_search", {"service": svc, "pattern": pattern}))
     for name, args in calls:
         res = run.tools.call(name, args)
-        text = res.text()
+        text = res.text() + json.dumps(res.data)
         for secret in secrets:
             assert secret not in text, (name, args, secret)
 

@@ -73,6 +73,7 @@ WHOLE: list[Any] = [
 BASE: dict[str, dict[str, Any]] = {
     "get_alerts": {"state": "firing"}, "get_topology": {}, "kubectl_get": {"kind": "pods"},
     "kubectl_describe": {"kind": "pods", "name": "x"}, "query_logs": {"deployment": "frontend", "grep": "error"},
+    "query_metrics": {"query": "sum by (service) (rate(http_requests_total[5m]))", "start": 0},
     "code_search": {"service": "frontend", "pattern": "http", "regex": True},
     "get_deploy_history": {}, "get_time": {},
     "report_incident": {"alerts": ["A-1"], "title": "fuzz incident"},

@@ -312,3 +312,62 @@ def test_play_command_line(practice: bool, tmp_path: Path) -> None:
     assert screen.session.run.operator.name == ("human-practice" if practice else "human")
     with pytest.raises(ValueError, match="practice"):
         build_play(build_parser().parse_args(["play", "--speed", "5", "--run-dir", str(tmp_path / "x")]))
+
+
+@aio
+async def test_the_query_prompt_plots_promql_through_the_same_recorded_costed_call(tmp_path: Path) -> None:
+    from engine.run.session import RunSession
+    from tui.human import HumanOperator
+    from tui.screens.dialogs import QueryPrompt
+    from tui.screenshots import schedule
+
+    session = RunSession(schedule(), operator=HumanOperator(), run_dir=tmp_path / "run", speed=1.0)
+    app = MarathonApp(lambda: PlayScreen(session=session, autostart=False), cursor_blink=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, PlayScreen)
+        session.advance_to(MOVES_AT)
+        screen.refresh_now()
+        await pilot.press("m")
+        prompt = app.screen
+        assert isinstance(prompt, QueryPrompt)
+        await pilot.press(*"rate(")  # an unclosed query: the evaluator's error, in red, through the same call
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert screen.tool_results[-1].result.data["errorType"] == "bad_data"
+        await pilot.press("m")
+        prompt = app.screen
+        assert isinstance(prompt, QueryPrompt)
+        prompt.query_one("#query-input", Input).value = "sum by (service) (rate(http_requests_total[1m]))"
+        prompt.query_one("#query-step", Input).value = "15s"
+        await pilot.press("enter")  # a step without a range is refused in the prompt
+        assert isinstance(app.screen, QueryPrompt) and "needs a range" in str(
+            prompt.query_one("#form-error").render())
+        prompt.query_one("#query-range", Input).value = "4m"
+        before = session.now
+        prompt.query_one("#query-input", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot, app)
+        done = screen.tool_results[-1]
+        assert done.tool == "query_metrics" and done.result.ok, done.result.error
+        assert done.args["start"] == pytest.approx(before - 240) and done.args["step"] == 15.0
+        assert done.result.t is not None and session.now == pytest.approx(done.result.t + 5.0), "a read costs 5 s"
+        call = [e.payload for e in session.run.stream.events if e.kind == "tool.call"][-1]
+        assert (call["tool"], call["args"]["query"], call["operator"]) == (
+            "query_metrics", "sum by (service) (rate(http_requests_total[1m]))", "human")
+        lines = [str(line.text) for line in screen.query_one("#output-log").lines]  # type: ignore[attr-defined]
+        frontend = next(i for i, x in enumerate(lines) if x.startswith('{service="frontend"}   last '))
+        assert set(lines[frontend + 1].strip()) <= set("▁▂▃▄▅▆▇█ ") and len(lines[frontend + 1].strip()) >= 15
+        assert any(x.startswith("LAST") and "TREND" in x for x in lines)
+        # an instant query draws bars; the prompt remembers the query
+        await pilot.press("m")
+        prompt = app.screen
+        assert isinstance(prompt, QueryPrompt) and prompt.history[0].startswith("sum by (service)")
+        prompt.query_one("#query-input", Input).value = "kube_deployment_spec_replicas"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        lines = [str(line.text) for line in screen.query_one("#output-log").lines]  # type: ignore[attr-defined]
+        assert any(x.startswith("█" * 20) and "kube_deployment_spec_replicas{" in x for x in lines)
+        # the command palette offers it too
+        titles = [title for title, _, _ in screen.commands()]
+        assert "Tool: query_metrics" in titles and "Tool: get_time" in titles

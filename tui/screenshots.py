@@ -208,6 +208,26 @@ def _press(*keys: str, before: Callable[[Pilot[Any]], Awaitable[None]] | None = 
     return run
 
 
+QUERY = 'sum by (service) (rate(http_requests_total{service=~"frontend|checkoutservice|paymentservice"}[1m]))'
+"""The query of the ``play-query`` shot: the checkout path's request rates (the payment fault's route)."""
+
+
+async def show_query(pilot: Pilot[Any]) -> None:
+    """A range query made through the PromQL prompt at :data:`MOVES_AT`, drawn in the output pane."""
+    screen = play_screen(pilot.app)
+    await pilot.press("m")
+    await pilot.pause()
+    prompt = pilot.app.screen
+    prompt.query_one("#query-input").value = QUERY  # type: ignore[attr-defined]
+    prompt.query_one("#query-range").value = "5m"  # type: ignore[attr-defined]
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen.refresh_now()
+    await pilot.pause()
+
+
 async def _rca_form(pilot: Pilot[Any]) -> None:
     await show_scripted_output(pilot)
     await pilot.press("r")
@@ -227,6 +247,8 @@ def shots(bundle: Path) -> list[Shot]:
              "the root-cause form"),
         Shot("play-confirm", WIDE, play_app, _press("b", "ctrl+s", before=show_scripted_output),
              "an act call waits for confirmation, on Cancel"),
+        Shot("play-query", WIDE, lambda: play_app(moves=False), _press(before=show_query),
+             "m: a PromQL range query, the table an agent reads, then one sparkline per series"),
         Shot("play-scorecard", WIDE, lambda: play_app(end=True), _press(before=_finish),
              "the end of a play: the scorecard first"),
         Shot("play-ground-truth", WIDE, lambda: play_app(end=True), _press("enter", before=_finish),

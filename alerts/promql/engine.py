@@ -28,6 +28,7 @@ import numpy as np
 import promql_parser as pp
 
 from alerts.promql import functions as fn
+from alerts.promql import gomath
 from alerts.promql.labels import METRIC_NAME, LabelPairs, LabelTable, LidMap, has_duplicate_pairs, has_duplicates
 from alerts.promql.regex import go_regex
 from alerts.promql.storage import FloatArray, IntArray, Storage
@@ -58,6 +59,11 @@ class EvalContext:
         start_ms, end_ms: the query's start and end (for ``@ start()`` / ``@ end()``);
             both equal ``t_ms`` for instant queries and rule evaluation.
         subquery_step_ms: default subquery resolution (the global evaluation interval).
+        horizon_ms: samples after this time do not exist for this evaluation (None: all do).
+            Rule evaluation sets it to the evaluation time, as a Prometheus server (and
+            ``promtool test rules``, which appends the samples up to each step before
+            evaluating it) has no later sample: ``x offset -5m`` then reads the newest sample
+            at or before the evaluation time within the lookback of ``t + 5m``.
     """
 
     storage: Storage
@@ -66,25 +72,31 @@ class EvalContext:
     start_ms: int | None = None
     end_ms: int | None = None
     subquery_step_ms: int = 60_000
+    horizon_ms: int | None = None
 
     @property
     def labels(self) -> LabelTable:
         return self.storage.labels
 
     def at(self, t_ms: int) -> EvalContext:
-        return EvalContext(self.storage, t_ms, self.lookback_ms, self.start_ms, self.end_ms, self.subquery_step_ms)
+        return EvalContext(self.storage, t_ms, self.lookback_ms, self.start_ms, self.end_ms, self.subquery_step_ms,
+                           self.horizon_ms)
 
 
 @dataclass
 class CompileOptions:
-    """Feature switches, as Prometheus 2.42's flags.
+    """Feature switches.
 
     Attributes:
-        negative_offset: allow ``offset -5m`` (``--enable-feature=promql-negative-offset``;
-            the PromQL test engine enables it, a plain ``promtool test rules`` does not).
+        negative_offset: allow ``offset -5m`` (look-ahead: ``x offset -5m`` at ``t`` reads
+            ``x`` at ``t + 5m``). On by default: Prometheus 2.42 has the feature stable --
+            ``--enable-feature=promql-negative-offset`` is a no-op since 2.33, and both the
+            server (``cmd/prometheus/main.go``) and ``promtool test rules``
+            (``cmd/promtool/main.go``) build their engine with ``EnableNegativeOffset: true``.
+            False refuses it at compile time, as Prometheus before 2.26 did.
     """
 
-    negative_offset: bool = False
+    negative_offset: bool = True
 
 
 class _PlanCache:
@@ -235,7 +247,13 @@ class SelectorNode(Node):
 
     def eval(self, ctx: EvalContext) -> Value:
         st = ctx.storage
-        cols, vals, ts = st.instant(self.cols(st), self.ref_time(ctx), ctx.lookback_ms)
+        ref, lookback = self.ref_time(ctx), ctx.lookback_ms
+        horizon = ctx.horizon_ms
+        if horizon is not None and ref > horizon:  # the window [ref - lookback, ref], cut at the horizon
+            ref, lookback = horizon, lookback - (ref - horizon)
+            if lookback < 0:
+                return Vector.empty()
+        cols, vals, ts = st.instant(self.cols(st), ref, lookback)
         return Vector(st.col_lid[cols], vals, ts)
 
 
@@ -252,7 +270,8 @@ class MatrixSelectorNode(Node):
         st = ctx.storage
         end = self.selector.ref_time(ctx)
         start = end - self.range_ms
-        cols, ts, vals, mask = st.window(self.selector.cols(st), start, end)
+        last = end if ctx.horizon_ms is None else min(end, ctx.horizon_ms)
+        cols, ts, vals, mask = st.window(self.selector.cols(st), start, last)
         return Matrix(st.col_lid[cols], ts, vals, mask, start, end)
 
     def children(self) -> list[Node]:
@@ -340,7 +359,7 @@ def _drop_names(table: LabelTable, lids: IntArray) -> IntArray:
 
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "%": np.fmod,
-    "^": lambda lhs, rhs: np.power(np.asarray(lhs, dtype=np.float64), rhs), "atan2": np.arctan2,
+    "^": gomath.pow_arrays, "atan2": gomath.atan2_arrays,  # ^ is Go's math.Pow (engine.go), not C's pow
 }
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": np.equal, "!=": np.not_equal, ">": np.greater, "<": np.less, ">=": np.greater_equal, "<=": np.less_equal,
@@ -812,7 +831,8 @@ class SharedNode(Node):
 
     def eval(self, ctx: EvalContext) -> Value:
         st = ctx.storage
-        key = (st, st.generation, ctx.t_ms, ctx.lookback_ms, ctx.start_ms, ctx.end_ms, ctx.subquery_step_ms)
+        key = (st, st.generation, ctx.t_ms, ctx.lookback_ms, ctx.start_ms, ctx.end_ms, ctx.subquery_step_ms,
+               ctx.horizon_ms)
         if self._value is not None and key == self._key:  # Storage compares by identity
             return self._value
         value = self.expr.eval(ctx)
@@ -973,7 +993,7 @@ class Compiler:
     def offset(self, node: Any) -> int:
         off = _ms(node.offset)
         if off < 0 and not self.options.negative_offset:
-            raise UnsupportedError("negative offset", "Prometheus 2.42 needs --enable-feature=promql-negative-offset")
+            raise UnsupportedError("negative offset", "refused by these compile options")
         return off
 
     def selector(self, node: Any) -> SelectorNode:

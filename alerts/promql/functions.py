@@ -22,9 +22,10 @@ from typing import Any, Literal
 import numpy as np
 import promql_parser as pp
 
+from alerts.promql import gomath
 from alerts.promql.labels import METRIC_NAME, LabelTable, has_duplicates
 from alerts.promql.regex import go_regex
-from alerts.promql.storage import FloatArray, IntArray
+from alerts.promql.storage import BoolArray, FloatArray, IntArray
 from alerts.promql.values import Matrix, QueryError, UnsupportedError, Value, Vector
 
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -230,7 +231,8 @@ def kahan_inc(inc: float, total: float, c: float) -> tuple[float, float]:
 
 
 def incremental_mean(values: list[float]) -> float:
-    """Prometheus 2.42's running mean (``avg`` and ``avg_over_time``), Inf-aware."""
+    """Prometheus 2.42's running mean of the ``avg`` aggregation (engine.go, not
+    compensated; ``avg_over_time`` is, :func:`_avg_over_time`), Inf-aware."""
     mean = 0.0
     count = 0.0
     for v in values:
@@ -399,7 +401,8 @@ def _clamp_max(a: CallArgs) -> Vector:
 
 
 def _sgn(x: FloatArray) -> FloatArray:
-    return np.where(np.isnan(x), x, np.sign(x))
+    """functions.go ``funcSgn``: -1, 1, or the value itself (NaN, 0 and -0 stay as they are)."""
+    return np.where(x < 0, -1.0, np.where(x > 0, 1.0, x))
 
 
 def _date(kind: str) -> Impl:
@@ -780,10 +783,48 @@ def _count_over_time(a: CallArgs) -> Vector:
     return Vector(m.lids, m.mask.sum(axis=0).astype(np.float64))
 
 
+def _kahan_rows(s: FloatArray, c: FloatArray, inc: FloatArray, live: BoolArray) -> None:
+    """:func:`kahan_inc` for many series at once, in place: ``(s, c) += inc`` where ``live``."""
+    t = s + inc
+    comp = np.where(np.abs(s) >= np.abs(inc), (s - t) + inc, (inc - t) + s)
+    np.copyto(c, c + comp, where=live)
+    np.copyto(s, t, where=live)
+
+
 def _sum_over_time(a: CallArgs) -> Vector:
+    """functions.go ``funcSumOverTime`` (2.42): Kahan-Neumaier sum in time order, the
+    compensation added at the end unless the sum is infinite."""
     m = a.matrix(0)
+    n = m.vals.shape[1]
+    total = np.zeros(n)
+    comp = np.zeros(n)
     with np.errstate(all="ignore"):
-        return Vector(m.lids, _mask_fill(m, 0.0).sum(axis=0))
+        for i in range(m.vals.shape[0]):
+            _kahan_rows(total, comp, m.vals[i], m.mask[i])
+        return Vector(m.lids, np.where(np.isinf(total), total, total + comp))
+
+
+def _avg_over_time(a: CallArgs) -> Vector:
+    """functions.go ``funcAvgOverTime`` (2.42): a running mean ``mean += v/n - mean/n``
+    summed with Kahan-Neumaier compensation, Inf-aware as there; series without samples
+    in the window give nothing."""
+    m = a.matrix(0)
+    n = m.vals.shape[1]
+    mean = np.zeros(n)
+    comp = np.zeros(n)
+    count = np.zeros(n)
+    with np.errstate(all="ignore"):
+        for i in range(m.vals.shape[0]):
+            v = m.vals[i]
+            live = m.mask[i]
+            count += live
+            inf_mean = np.isinf(mean)
+            # an infinite mean stays when v is Inf of its sign, or any finite number
+            skip = inf_mean & ((np.isinf(v) & ((mean > 0) == (v > 0))) | np.isfinite(v))
+            _kahan_rows(mean, comp, v / count - mean / count, live & ~skip)
+        out = np.where(np.isinf(mean), mean, mean + comp)
+    keep = count > 0
+    return Vector(m.lids[keep], out[keep])
 
 
 def _minmax_over_time(is_max: bool) -> Impl:
@@ -844,26 +885,26 @@ FUNCTIONS: dict[str, Impl] = {
     "abs": _simple(np.abs),
     "ceil": _simple(np.ceil),
     "floor": _simple(np.floor),
-    "exp": _simple(np.exp),
+    "exp": _simple(gomath.vectorize(gomath.go_exp)),
     "sqrt": _simple(np.sqrt),
-    "ln": _simple(np.log),
-    "log2": _simple(np.log2),
-    "log10": _simple(np.log10),
+    "ln": _simple(gomath.vectorize(gomath.go_log)),
+    "log2": _simple(gomath.vectorize(gomath.go_log2)),
+    "log10": _simple(gomath.vectorize(gomath.go_log10)),
     "sgn": _simple(_sgn),
-    "acos": _simple(np.arccos),
-    "acosh": _simple(np.arccosh),
-    "asin": _simple(np.arcsin),
-    "asinh": _simple(np.arcsinh),
-    "atan": _simple(np.arctan),
-    "atanh": _simple(np.arctanh),
-    "cos": _simple(np.cos),
-    "cosh": _simple(np.cosh),
-    "sin": _simple(np.sin),
-    "sinh": _simple(np.sinh),
-    "tan": _simple(np.tan),
-    "tanh": _simple(np.tanh),
-    "deg": _simple(np.degrees),
-    "rad": _simple(np.radians),
+    "acos": _simple(gomath.vectorize(gomath.go_acos)),
+    "acosh": _simple(gomath.vectorize(gomath.go_acosh)),
+    "asin": _simple(gomath.vectorize(gomath.go_asin)),
+    "asinh": _simple(gomath.vectorize(gomath.go_asinh)),
+    "atan": _simple(gomath.vectorize(gomath.go_atan)),
+    "atanh": _simple(gomath.vectorize(gomath.go_atanh)),
+    "cos": _simple(gomath.vectorize(gomath.go_cos)),
+    "cosh": _simple(gomath.vectorize(gomath.go_cosh)),
+    "sin": _simple(gomath.vectorize(gomath.go_sin)),
+    "sinh": _simple(gomath.vectorize(gomath.go_sinh)),
+    "tan": _simple(gomath.vectorize(gomath.go_tan)),
+    "tanh": _simple(gomath.vectorize(gomath.go_tanh)),
+    "deg": _simple(lambda v: v * 180.0 / math.pi),  # functions.go: two roundings, not np.degrees' one
+    "rad": _simple(lambda v: v * math.pi / 180.0),
     "round": _round,
     "clamp": _clamp,
     "clamp_min": _clamp_min,
@@ -886,7 +927,7 @@ FUNCTIONS: dict[str, Impl] = {
     "deriv": _deriv,
     "predict_linear": _predict_linear,
     "holt_winters": _holt,
-    "avg_over_time": _over_time(lambda _t, vs: incremental_mean(vs)),
+    "avg_over_time": _avg_over_time,
     "sum_over_time": _sum_over_time,
     "count_over_time": _count_over_time,
     "min_over_time": _minmax_over_time(False),

@@ -43,6 +43,21 @@ class LabelTable:
     def __len__(self) -> int:
         return len(self.sets)
 
+    def fork(self) -> LabelTable:
+        """A copy sharing this table's ids: sets interned into the copy never reach this table.
+
+        For queries that must not change the table a run's rule evaluation uses (the
+        ``query_metrics`` tool): ids already interned mean the same label sets in both.
+        Copies the index (about 1 ms per 10,000 label sets); the per-set dicts are shared,
+        as they are never mutated.
+        """
+        out = LabelTable()
+        out.sets = list(self.sets)
+        out._dicts = list(self._dicts)
+        out._index = dict(self._index)
+        out._drop_name = dict(self._drop_name)
+        return out
+
     def intern(self, pairs: LabelPairs) -> int:
         """Id of a frozen label set (see :func:`freeze`), adding it when new."""
         lid = self._index.get(pairs)

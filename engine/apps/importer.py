@@ -1,46 +1,61 @@
-"""Build an app-model skeleton from real Kubernetes manifests (and, optionally, a compose file).
+"""Build a runnable app model from real Kubernetes manifests (and, optionally, a compose file
+and a traces file).
 
-``marathon app import MANIFEST... [--compose FILE]`` turns the manifests an application ships
-with into the start of an app model (``engine/apps/FORMAT.md``). The importer records what the
-manifests say and nothing more:
+``marathon app import MANIFEST... [--compose FILE] [--traces FILE]`` turns the manifests an
+application ships with (plain, or Helm-rendered: multi-document YAML either way) into an app
+model (``engine/apps/FORMAT.md``) that loads and runs with no hand edits. The importer records
+what the manifests say:
 
-* every Deployment and StatefulSet, with its first application container's image, container
-  port, resources, env and readiness/liveness probes (converted to the ``Probe`` fields), its
-  replica count and, for stores, whether the data survives a pod restart;
+* every Deployment and StatefulSet, with its application container's image, TCP container
+  port, resources, env, ConfigMap/Secret references (``config_refs``) and readiness/liveness
+  probes (converted to the ``Probe`` fields), its replica count and, for stores, whether the
+  data survives a pod restart;
 * the Service in front of each workload (matched by selector labels), giving ``service_port``;
-  every Service with its ``port -> targetPort`` mapping is listed under ``notes``;
+  every Service with its ``port -> targetPort`` mapping is listed under ``imported``;
 * dependencies named by configuration: env vars whose value is another Service's address
   (``*_ADDR``, ``*_HOST`` with its sibling ``*_PORT``, ``*_URL``, ``*_ENDPOINT``, connection
-  strings such as ``Host=postgresql;...``, ``http://name:port/...`` and ``name:port`` values),
-  and init containers that wait for a peer (``nc -z kafka 9092``, ``wget http://frontend:80``).
-  Kubernetes ``$(VAR)`` references are expanded the way the kubelet does, from the variables
-  defined earlier in the same container. A name that is neither a workload nor a Service of the
-  manifests is reported under ``notes.dangling``, never as a dependency. Telemetry export (an
-  ``OTEL_*``/``OTLP`` variable, or any address of an OpenTelemetry collector) is batched and
-  never fails a request, so it is kept as evidence (``notes.telemetry``), not as a dependency,
-  as in the shipped models.
+  strings such as ``Host=postgresql;...``, ``http://name:port/...``, ``name:port`` values and,
+  as a guess, a bare Service name in any variable not named like a setting), the main
+  container's command and args (``-DSN=...@tcp(catalogue-db:3306)/...``, ``--memc user-cache:11211``),
+  the ConfigMaps mounted into the pod (a collector's exporter endpoints, Grafana's datasource URLs,
+  also through Grafana's sidecar label convention), init containers that wait for a peer
+  (``nc -z kafka 9092``, ``wget http://frontend:80``) and a traces file of observed calls
+  (:func:`read_traces`). Kubernetes ``$(VAR)`` references are expanded the way the kubelet does.
+  A name that is neither a workload nor a Service of the manifests is reported under
+  ``imported.dangling``, never made a dependency; so are ConfigMap, Secret and
+  PersistentVolumeClaim references to objects the manifests lack. Telemetry export (an
+  ``OTEL_*``/``OTLP`` variable, or any address of an OpenTelemetry collector) is batched and never
+  fails a request, so it is kept as evidence (``imported.telemetry``), not as a dependency;
+* stores and brokers from the image (``redis``, ``mysql``, ``memcached``, ``rabbitmq``...), the
+  command (``memcached -m 64``), a port name (``mysql``, ``amqp``), env vars only the server image
+  reads (``MYSQL_ROOT_PASSWORD``, ``KAFKA_BROKER_ID``) or the engine's default port as the only
+  port; etcd, consul and zookeeper as infrastructure (``imported.infrastructure``);
+* entry points from Services of type LoadBalancer or NodePort, Ingress and Gateway API HTTPRoute
+  backends, else the services the load generator addresses; UDP ports are reported
+  (``imported.udp``), never picked as the service's port.
 
 A container with several ports is represented by the port the other workloads' addresses reach
-(the collector's 4317 of seven), else by its first port; ``service_port`` is the port of the
-Service those addresses name, else of the workload's own-name or ClusterIP Service.
+(the collector's 4317 of seven), else by the one its Service exposes, else by its first port.
 
 With a docker-compose file, its ``environment`` (``${VAR}`` resolved from a sibling ``.env`` or
 ``dotenv.env``, never from the calling shell, so that an import is reproducible) and
 ``depends_on`` add the edges the manifests lack; services that exist only in the compose file are
-described under ``notes.compose_only`` (each flagged ``compose_only: true``) so that
-``services`` stays valid.
+described under ``imported.compose_only``.
 
-What configuration cannot tell -- the operations each service serves and their cost, the entry
-routes, the load, most languages -- is left to the user: every service gets ``operations: []``,
-the app gets ``routes: []``, and ``notes.todo`` lists the rest. ``notes`` is the only key that is
-not part of the app-model schema; the user reads it and deletes it before loading the model.
+What configuration cannot tell -- each service's operations and their cost, the routes' shares
+and SLOs, the load, most languages -- gets an explicit default (:mod:`engine.apps.importfill`).
+Every guess (with its evidence) and every default is recorded under ``imported``
+(:class:`engine.apps.model.ImportSection`), which the loader validates and the simulator
+ignores; ``marathon app check FILE`` lists those still in use.
 
 Errors: :class:`ManifestImportError` (a ``ValueError``) names the file, the YAML document index
-and the object (``Deployment/frontend``) where the input is not what the importer can read.
+and the object (``Deployment/frontend``) where the input is not what the importer can read, or
+the line of a traces file.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,8 +64,12 @@ from typing import Any
 
 import yaml
 
+from engine.apps.importfill import complete_model
+
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 """Kubernetes kinds that become services of the app model."""
+UNMODELLED_WORKLOADS = ("DaemonSet", "ReplicaSet", "ReplicationController", "Pod", "Job", "CronJob")
+"""Kinds that run pods but have no place in the model: reported in ``imported.warnings``."""
 
 STORE_ENGINES: tuple[tuple[str, str], ...] = (
     ("valkey", "valkey"),
@@ -58,21 +77,94 @@ STORE_ENGINES: tuple[tuple[str, str], ...] = (
     ("mongodb", "mongodb"),
     ("mongo", "mongodb"),
     ("mysql", "mysql"),
+    ("mariadb", "mysql"),
+    ("percona", "mysql"),
     ("postgresql", "postgresql"),
     ("postgres", "postgresql"),
     ("kafka", "kafka"),
+    ("memcached", "memcached"),
+    ("rabbitmq", "rabbitmq"),
 )
 """(image word, ``Store.engine``) pairs, most specific first."""
+
+STORE_PORT_NAMES: dict[str, str] = {
+    "mysql": "mysql", "mariadb": "mysql", "postgres": "postgresql", "postgresql": "postgresql", "pg": "postgresql",
+    "mongo": "mongodb", "mongodb": "mongodb", "redis": "redis", "valkey": "valkey", "memcache": "memcached",
+    "memcached": "memcached", "amqp": "rabbitmq", "kafka": "kafka",
+}  # fmt: skip
+"""Container or Service port name -> ``Store.engine`` (IANA service names where there is one)."""
+
+STORE_PORTS: dict[int, str] = {
+    3306: "mysql", 5432: "postgresql", 27017: "mongodb", 6379: "redis", 11211: "memcached", 5672: "rabbitmq",
+    9092: "kafka",
+}  # fmt: skip
+"""Each engine's default port (the images' and IANA's): evidence only when it is the container's only port."""
+
+STORE_SERVER_ENV: tuple[tuple[str, str], ...] = (
+    ("MYSQL_ROOT_PASSWORD", "mysql"), ("MYSQL_ALLOW_EMPTY_PASSWORD", "mysql"), ("MYSQL_RANDOM_ROOT_PASSWORD", "mysql"),
+    ("MARIADB_ROOT_PASSWORD", "mysql"), ("POSTGRES_PASSWORD", "postgresql"), ("POSTGRES_DB", "postgresql"),
+    ("PGDATA", "postgresql"), ("MONGO_INITDB_ROOT_USERNAME", "mongodb"), ("MONGO_INITDB_DATABASE", "mongodb"),
+    ("RABBITMQ_DEFAULT_USER", "rabbitmq"), ("RABBITMQ_ERLANG_COOKIE", "rabbitmq"), ("KAFKA_BROKER_ID", "kafka"),
+    ("KAFKA_NODE_ID", "kafka"), ("KAFKA_LISTENERS", "kafka"), ("KAFKA_ADVERTISED_LISTENERS", "kafka"),
+    ("KAFKA_ZOOKEEPER_CONNECT", "kafka"), ("KAFKA_PROCESS_ROLES", "kafka"),
+)  # fmt: skip
+"""Env vars only the server image reads (its entrypoint's settings), so a client never sets them."""
+
+STORE_COMMANDS: tuple[tuple[str, str], ...] = (
+    ("memcached", "memcached"), ("redis-server", "redis"), ("valkey-server", "valkey"), ("mongod", "mongodb"),
+    ("mysqld", "mysql"), ("postgres", "postgresql"), ("kafka-server-start", "kafka"), ("rabbitmq-server", "rabbitmq"),
+)  # fmt: skip
+"""(first word of the container's command or args, engine)."""
+
+INFRASTRUCTURE: tuple[tuple[str, str, int], ...] = (("etcd", "etcd", 2379), ("consul", "consul", 8500),
+                                                     ("zookeeper", "zookeeper", 2181))
+"""(image word, kind, default port) of coordination services: modelled as ``app`` services whose calls
+are optional (clients cache what they read), and listed under ``imported.infrastructure``."""
 
 IMAGE_LANGUAGES: tuple[tuple[str, str], ...] = (
     *STORE_ENGINES,
     ("nginx", "nginx"),
     ("envoy", "envoy"),
     ("opensearch", "opensearch"),
-)
+    ("elasticsearch", "opensearch"),
+    ("golang", "go"), ("openjdk", "java"), ("jre", "java"), ("jdk", "java"), ("java", "java"), ("spring", "java"),
+    ("tomcat", "java"), ("kotlin", "kotlin"), ("node", "nodejs"), ("nodejs", "nodejs"), ("python", "python"),
+    ("dotnet", "csharp"), ("aspnet", "csharp"), ("ruby", "ruby"), ("rails", "ruby"), ("php", "php"),
+    ("rust", "rust"), ("elixir", "elixir"), ("locust", "python"), ("locustio", "python"), ("k6", "go"),
+    ("grafana", "go"), ("prometheus", "go"), ("jaeger", "go"), ("otelcol", "go"), ("etcd", "go"),
+    ("consul", "go"), ("flagd", "go"), ("zookeeper", "java"), ("openresty", "nginx"),
+)  # fmt: skip
 """(image word, ``Language``) pairs for images whose runtime is evident from the name."""
 
+ENV_LANGUAGES: tuple[tuple[str, str], ...] = (
+    ("JAVA_OPTS", "java"), ("JAVA_TOOL_OPTIONS", "java"), ("_JAVA_OPTIONS", "java"), ("JVM_OPTS", "java"),
+    ("SPRING_", "java"), ("OTEL_JAVAAGENT", "java"), ("NODE_ENV", "nodejs"), ("NODE_OPTIONS", "nodejs"),
+    ("PYTHONUNBUFFERED", "python"), ("PYTHONPATH", "python"), ("GUNICORN_", "python"), ("FLASK_", "python"),
+    ("DJANGO_", "python"), ("ASPNETCORE_", "csharp"), ("DOTNET_", "csharp"), ("OTEL_DOTNET_AUTO_", "csharp"),
+    ("GOMAXPROCS", "go"), ("GOGC", "go"), ("GODEBUG", "go"), ("RAILS_ENV", "ruby"), ("RACK_ENV", "ruby"),
+    ("PHP_", "php"), ("RUST_LOG", "rust"), ("RUST_BACKTRACE", "rust"),
+)  # fmt: skip
+"""(env var name or prefix, ``Language``): settings only that runtime reads."""
+
+DEFAULT_LANGUAGE = "go"
+"""Language of a service whose image, env and command name no runtime (a default, listed by
+``marathon app check``): Go has the smallest start-up and memory footprint of the runtimes."""
+
 STARTUP_S: dict[str, float] = {
+    "go": 2,
+    "rust": 2,
+    "cpp": 2,
+    "nodejs": 4,
+    "typescript": 4,
+    "php": 3,
+    "python": 5,
+    "ruby": 5,
+    "csharp": 8,
+    "elixir": 8,
+    "kotlin": 20,
+    "java": 25,
+    "memcached": 1,
+    "rabbitmq": 10,
     "nginx": 1,
     "envoy": 1,
     "redis": 1,
@@ -126,6 +218,16 @@ _CLI_HOST_RE = re.compile(
 _NSLOOKUP_RE = re.compile(rf"\b(?:nslookup|getent\s+hosts)\s+({_HOST})")
 _TEXT_HOST_PORT_RE = re.compile(rf"(?<![\w./:@-])({_HOST}):(\d{{1,5}})\b")
 _NOT_A_PEER = frozenset({"localhost", "host.docker.internal"})
+# A host setting in a config file: ``spring.data.mongodb.host=ts-auth-mongo``, ``host: redis``,
+# ``"server": "db"``, ``[client] host = mysql``.
+_CONFIG_HOST_RE = re.compile(
+    rf"(?im)[\w.\-\"']*(?:host|hostname|address|addr|server|servers)[\"']?\s*[:=]\s*[\"']?({_HOST})[\"']?\s*,?\s*$"
+)
+# Env vars whose value names a thing, not a peer, though it may equal a Service name
+# (OTEL_SERVICE_NAME=frontend, MYSQL_DATABASE=catalogue, KAFKA_TOPIC=orders).
+_NOT_ADDRESS_VAR = re.compile(r"(?:^|_)(?:NAME|ID|USER|USERNAME|PASSWORD|DATABASE|DB|TOPIC|QUEUE|BUCKET|TABLE|"
+                              r"INDEX|GROUP|NAMESPACE|MODE|LEVEL|ENV|PROFILE|KEY|TOKEN|SECRET|TYPE|KIND|DRIVER|BACKEND|PROVIDER|"
+                              r"EXPORTER|EXPORTERS|PROTOCOL|FORMAT)$")
 
 
 class ManifestImportError(ValueError):
@@ -166,6 +268,8 @@ class _Workload:
     init_containers: list[dict[str, Any]]
     main: dict[str, Any]
     persistent: bool
+    volumes: list[dict[str, Any]] = field(default_factory=list)
+    claim_templates: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -368,6 +472,9 @@ def _parse_workload(path: Path, index: int, obj: dict[str, Any]) -> _Workload:
         init_containers=[c for c in _as_list(pod.get("initContainers")) if isinstance(c, dict)],
         main=_pick_main_container(name, containers),
         persistent=claims or pvc_volumes,
+        volumes=[v for v in _as_list(pod.get("volumes")) if isinstance(v, dict)],
+        claim_templates=[_text(_as_dict(_as_dict(t).get("metadata")).get("name"))
+                         for t in _as_list(spec.get("volumeClaimTemplates"))] if kind == "StatefulSet" else [],
     )
 
 
@@ -679,6 +786,94 @@ def _image_words(image: str) -> list[str]:
     return [w for w in re.split(r"[/:._-]+", image) if w]
 
 
+def _udp_ports(container: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The container's UDP/SCTP ports as ``{port, name?, protocol}`` (reported, not modelled)."""
+    out: list[dict[str, Any]] = []
+    for entry in _as_list(container.get("ports")):
+        entry = _as_dict(entry)
+        proto = _text(entry.get("protocol")).upper()
+        if proto in ("UDP", "SCTP"):
+            item: dict[str, Any] = {"port": entry.get("containerPort"), "protocol": proto}
+            if entry.get("name"):
+                item["name"] = _text(entry["name"])
+            out.append(item)
+    return out
+
+
+def _command_words(container: Mapping[str, Any]) -> list[str]:
+    """The container's command and args as words (a ``sh -c`` script split on blanks)."""
+    words: list[str] = []
+    for item in _as_list(container.get("command")) + _as_list(container.get("args")):
+        words.extend(_text(item).split())
+    return words
+
+
+def _detect_store(image: str, container: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(engine, evidence) when the image, the command, a port name, server-only env vars or the
+    only port say the workload is a store or broker; None otherwise.
+
+    The image word decides first (``redis:alpine``, ``mysql:5.6``, ``memcached:1.6``); then the
+    command (``memcached -m 64``, ``redis-server``); then a port named for an engine (``mysql``,
+    ``amqp``); then env vars only the server image reads (``MYSQL_ROOT_PASSWORD``,
+    ``POSTGRES_PASSWORD``, ``KAFKA_BROKER_ID``: a client never sets them); last, the engine's
+    default port when it is the container's only TCP port.
+    """
+    engine = _store_engine(image)
+    if engine is not None:
+        return engine, f"image {image}"
+    words = [w.rsplit("/", 1)[-1] for w in _command_words(container)]
+    for word in words[:3]:
+        for command, eng in STORE_COMMANDS:
+            if word == command or word.startswith(command + ".sh"):
+                return eng, f"command {word}"
+    ports, named = _container_ports(container)
+    for name, port in named.items():
+        by_name = STORE_PORT_NAMES.get(name.lower())
+        if by_name is not None:
+            return by_name, f"container port {port} named {name!r}"
+    for var, eng in STORE_SERVER_ENV:
+        if var in env:
+            return eng, f"env {var} (read only by the {eng} server image)"
+    if len(ports) == 1 and ports[0] in STORE_PORTS:
+        return STORE_PORTS[ports[0]], f"only container port {ports[0]} ({STORE_PORTS[ports[0]]}'s default)"
+    return None
+
+
+def _detect_infrastructure(image: str, container: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(kind, evidence) for etcd, consul or zookeeper, from the image or the command."""
+    words = _image_words(image)
+    for word, kind, _ in INFRASTRUCTURE:
+        if word in words:
+            return kind, f"image {image}"
+    for word in [w.rsplit("/", 1)[-1] for w in _command_words(container)][:2]:
+        for name, kind, _ in INFRASTRUCTURE:
+            if word == name:
+                return kind, f"command {word}"
+    return None
+
+
+def _guess_language(image: str, container: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(language, evidence) from the image name, then env vars only one runtime reads, then the
+    command (``java -jar``, ``node``, ``python``, ``dotnet``); None when nothing tells."""
+    words = _image_words(image)
+    if "exporter" in words:
+        return "go", f"image {image} (Prometheus exporters are Go programs)"
+    language = _image_language(image)
+    if language is not None:
+        return language, f"image {image}"
+    for var, lang in ENV_LANGUAGES:
+        hits = [k for k in env if k == var or (var.endswith("_") and k.startswith(var))]
+        if hits:
+            return lang, f"env {hits[0]}"
+    commands = {"java": "java", "node": "nodejs", "npm": "nodejs", "python": "python", "python3": "python",
+                "gunicorn": "python", "uvicorn": "python", "dotnet": "csharp", "ruby": "ruby", "bundle": "ruby",
+                "php": "php", "php-fpm": "php", "nginx": "nginx", "envoy": "envoy"}
+    for word in [w.rsplit("/", 1)[-1] for w in _command_words(container)][:2]:
+        if word in commands:
+            return commands[word], f"command {word}"
+    return None
+
+
 def _store_engine(image: str) -> str | None:
     words = _image_words(image)
     if "exporter" in words:
@@ -763,10 +958,14 @@ def _probe(raw: Mapping[str, Any], named: Mapping[str, int]) -> tuple[dict[str, 
 
 
 def _container_ports(container: Mapping[str, Any]) -> tuple[list[int], dict[str, int]]:
+    """TCP container ports in order, and the named ones; UDP and SCTP ports are left out (the
+    model's services speak TCP: see :func:`_udp_ports`)."""
     ports: list[int] = []
     named: dict[str, int] = {}
     for entry in _as_list(container.get("ports")):
         entry = _as_dict(entry)
+        if _text(entry.get("protocol")).upper() in ("UDP", "SCTP"):
+            continue
         port = entry.get("containerPort")
         if isinstance(port, int) and not isinstance(port, bool):
             ports.append(port)
@@ -813,12 +1012,65 @@ class _Catalog:
         return None, None
 
 
+@dataclass
+class _Extras:
+    """What the manifests say besides workloads and Services: config objects, claims, HTTP routing."""
+
+    secrets: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # name -> (type, keys)
+    configmap_keys: dict[str, list[str]] = field(default_factory=dict)  # data and binaryData keys
+    configmap_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> "file: document N"
+    claims: set[str] = field(default_factory=set)  # PersistentVolumeClaim names
+    http_routes: list[dict[str, Any]] = field(default_factory=list)  # {kind, name, service, path, host?}
+    unmodelled: list[str] = field(default_factory=list)  # "DaemonSet/node-agent": pods the model cannot hold
+
+
+def _backend_routes(kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Backends of an Ingress (``networking.k8s.io`` v1 and v1beta1) or a Gateway API HTTPRoute,
+    as ``{kind, name, service, path, host?}``."""
+    name = _text(_as_dict(obj.get("metadata")).get("name"))
+    spec = _as_dict(obj.get("spec"))
+    out: list[dict[str, Any]] = []
+
+    def add(service: str, path: str, host: str = "") -> None:
+        if service:
+            item = {"kind": kind, "name": name, "service": service, "path": path or "/"}
+            if host:
+                item["host"] = host
+            if item not in out:
+                out.append(item)
+
+    def backend_name(backend: Mapping[str, Any]) -> str:
+        return _text(_as_dict(backend.get("service")).get("name")) or _text(backend.get("serviceName"))
+
+    if kind == "Ingress":
+        default = _as_dict(spec.get("defaultBackend") or spec.get("backend"))
+        add(backend_name(default), "/")
+        for rule in _as_list(spec.get("rules")):
+            rule = _as_dict(rule)
+            for item in _as_list(_as_dict(rule.get("http")).get("paths")):
+                item = _as_dict(item)
+                add(backend_name(_as_dict(item.get("backend"))), _text(item.get("path")), _text(rule.get("host")))
+        return out
+    hosts = [_text(h) for h in _as_list(spec.get("hostnames"))]
+    for rule in _as_list(spec.get("rules")):
+        rule = _as_dict(rule)
+        paths = [_text(_as_dict(_as_dict(m).get("path")).get("value")) for m in _as_list(rule.get("matches"))] or ["/"]
+        for ref in _as_list(rule.get("backendRefs")):
+            ref = _as_dict(ref)
+            if _text(ref.get("kind")) in ("", "Service"):
+                for path in paths:
+                    add(_text(ref.get("name")), path, hosts[0] if hosts else "")
+    return out
+
+
 def _load_manifests(
     manifests: Sequence[Path],
-) -> tuple[dict[str, _Workload], dict[str, _KubeService], dict[str, dict[str, str]]]:
+) -> tuple[dict[str, _Workload], dict[str, _KubeService], dict[str, dict[str, str]], _Extras]:
     workloads: dict[str, _Workload] = {}
     services: dict[str, _KubeService] = {}
     configmaps: dict[str, dict[str, str]] = {}
+    extras = _Extras()
     for path in manifests:
         for index, obj in _kube_objects(path):
             kind = _text(obj.get("kind"))
@@ -841,6 +1093,21 @@ def _load_manifests(
             elif kind == "ConfigMap":
                 name = _text(_as_dict(obj.get("metadata")).get("name"))
                 configmaps[name] = {str(k): _text(v) for k, v in _as_dict(obj.get("data")).items()}
+                extras.configmap_keys[name] = [*configmaps[name], *map(str, _as_dict(obj.get("binaryData")))]
+                labels = _as_dict(_as_dict(obj.get("metadata")).get("labels"))
+                extras.configmap_labels[name] = {str(k): _text(v) for k, v in labels.items()}
+                extras.sources[("ConfigMap", name)] = f"{path}: document {index}"
+            elif kind == "Secret":
+                name = _text(_as_dict(obj.get("metadata")).get("name"))
+                keys = [*map(str, _as_dict(obj.get("data"))), *map(str, _as_dict(obj.get("stringData")))]
+                extras.secrets[name] = (_text(obj.get("type")) or "Opaque", list(dict.fromkeys(keys)))
+                extras.sources[("Secret", name)] = f"{path}: document {index}"
+            elif kind == "PersistentVolumeClaim":
+                extras.claims.add(_text(_as_dict(obj.get("metadata")).get("name")))
+            elif kind in ("Ingress", "HTTPRoute"):
+                extras.http_routes.extend(_backend_routes(kind, obj))
+            elif kind in UNMODELLED_WORKLOADS:
+                extras.unmodelled.append(f"{kind}/{_text(_as_dict(obj.get('metadata')).get('name'))}")
     if not workloads:
         files = ", ".join(str(p) for p in manifests) or "<no files>"
         raise ManifestImportError(files, "no Deployment or StatefulSet found; nothing to import")
@@ -849,7 +1116,7 @@ def _load_manifests(
             svc.workloads = [
                 w.name for w in workloads.values() if all(w.labels.get(k) == v for k, v in svc.selector.items())
             ]
-    return workloads, services, configmaps
+    return workloads, services, configmaps, extras
 
 
 def _dns_label(text: str) -> str:
@@ -857,43 +1124,90 @@ def _dns_label(text: str) -> str:
     return label[:63].strip("-") or "app"
 
 
-def import_manifests(manifests: Sequence[Path], compose: Path | None = None, name: str | None = None) -> dict[str, Any]:
-    """Build an app-model skeleton from Kubernetes manifests and, optionally, a compose file.
+def import_manifests(manifests: Sequence[Path], compose: Path | None = None, name: str | None = None,
+                     traces: Path | None = None, config_files: Mapping[str, Path] | None = None) -> dict[str, Any]:
+    """Build a runnable app model from Kubernetes manifests and, optionally, a compose file and
+    a traces file.
 
     Args:
         manifests: YAML files of Kubernetes objects (multi-document files are fine; kinds other
-            than Deployment, StatefulSet, Service and ConfigMap are skipped).
+            than Deployment, StatefulSet, Service, ConfigMap, Secret, PersistentVolumeClaim,
+            Ingress and HTTPRoute are skipped).
         compose: a docker-compose file whose ``environment`` and ``depends_on`` add edges; its
             ``${VAR}`` references are resolved from ``.env`` or ``dotenv.env`` beside it.
         name: the app name (DNS label); default: the workloads' namespace, else the name of the
             first manifest's directory.
+        traces: a file of observed calls (:func:`read_traces`), each added as an edge.
+        config_files: workload name -> a config file baked into its image (an nginx.conf),
+            scanned like a mounted ConfigMap.
 
     Returns:
-        A dict shaped like an app-model file: ``name``, ``title``, ``namespace``,
-        ``provenance``, ``load`` (``generator`` only), ``services`` (one per workload, in
-        manifest order, each with ``operations: []``), ``routes: []`` and ``notes``, a mapping
-        the schema does not know, holding:
-
-        * ``todo``: what the user must fill in (strings);
-        * ``dangling``: references to names the manifests do not define,
-          ``{caller, name, via, env?, container?, value, hint?}``;
-        * ``evidence``: every edge found, ``{caller, callee, via, env?, container?, value?,
-          port?, kubernetes_service?, telemetry?}`` with ``via`` one of ``env``,
-          ``init-container``, ``compose-env``, ``compose-depends_on``;
-        * ``telemetry``: edges that only export telemetry (OTLP to a collector), which are
-          evidence but not dependencies, ``{caller, callee, env}``;
-        * ``kubernetes_services``: every Service with its ``port -> target_port`` mapping;
-        * ``extra_containers``: the containers beside each workload's application container;
-        * with ``compose``: ``compose_only`` (services only the compose file defines, each
-          with ``compose_only: true``) and ``compose_edges_to_compose_only``;
-        * ``warnings``: oddities worth a look (strings).
+        A dict that :func:`engine.apps.model.parse_app` accepts as it is: ``name``, ``title``,
+        ``namespace``, ``description``, ``provenance``, ``load``, ``services`` (one per
+        workload, in manifest order, plus a load generator when the manifests have none),
+        ``routes``, ``config_objects`` and ``imported`` (``engine/apps/FORMAT.md``, *Imported
+        models*): ``guesses`` and ``defaults`` (``{service, field, value, evidence}``),
+        ``entry_points``, ``dangling`` (``{caller, name, via, env?, container?, value?,
+        hint?}``), ``udp``, ``infrastructure``, ``evidence`` (every edge, ``{caller, callee,
+        via, env?, container?, value?, port?, kubernetes_service?, telemetry?}``, ``via`` one of
+        ``env``, ``env-bare-name``, ``args``, ``configmap``, ``config-file``, ``init-container``, ``trace``,
+        ``name-pair``, ``compose-env``, ``compose-depends_on``), ``telemetry``,
+        ``kubernetes_services``, ``extra_containers``, ``compose_only``,
+        ``compose_edges_to_compose_only``, ``traces`` and ``warnings``.
 
     Raises:
         ManifestImportError: a file that cannot be read or is not YAML, a document that is not
-            a Kubernetes object, a malformed workload, no Deployment/StatefulSet at all, or a
-            compose file that is not one; the message names the file, document and object.
+            a Kubernetes object, a malformed workload, no Deployment/StatefulSet at all, a
+            compose or traces file that is not one, or no app service at all; the message names
+            the file, document and object (or line).
     """
-    return _Importer([Path(p) for p in manifests]).run(Path(compose) if compose is not None else None, name)
+    return _Importer([Path(p) for p in manifests]).run(
+        Path(compose) if compose is not None else None, name, Path(traces) if traces is not None else None,
+        {w: Path(p) for w, p in (config_files or {}).items()})
+
+
+def read_traces(path: Path) -> list[dict[str, Any]]:
+    """Observed calls from a traces file: JSON Lines, one call per line, or one JSON array.
+
+    Each record is ``{"from": CALLER, "to": CALLEE}`` with an optional ``"calls": N`` (how many
+    were seen, a positive integer; default 1). Names are Service or workload names of the
+    manifests (``cartservice``, ``cartservice.shop.svc.cluster.local``). Blank lines and lines
+    starting with ``#`` are skipped. An OpenTelemetry span export reduces to this shape: one
+    record per client span, ``from`` its ``service.name`` and ``to`` its ``peer.service`` (or the
+    server span's ``service.name``).
+
+    Raises:
+        ManifestImportError: unreadable file, a line that is not JSON, or a record without
+            string ``from`` and ``to``; the message names the file and line.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestImportError(path, f"cannot read the traces file: {exc}") from None
+    items: list[tuple[int, Any]] = []
+    if text.lstrip().startswith("["):
+        try:
+            items = [(0, item) for item in json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise ManifestImportError(path, f"not a JSON array: {exc}") from None
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                items.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ManifestImportError(path, f"line {number}: not JSON ({exc.msg})") from None
+    records: list[dict[str, Any]] = []
+    for number, item in items:
+        where = f"line {number}" if number else f"item {len(records)}"
+        if not isinstance(item, dict) or not isinstance(item.get("from"), str) or not isinstance(item.get("to"), str):
+            raise ManifestImportError(path, f'{where}: expected {{"from": CALLER, "to": CALLEE}}, got {item!r}')
+        calls = item.get("calls", 1)
+        if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
+            raise ManifestImportError(path, f"{where}: calls must be a positive integer, got {calls!r}")
+        records.append({"from": item["from"], "to": item["to"], "calls": calls})
+    return records
 
 
 def _sibling_port(var: str, env: Mapping[str, str]) -> int | None:
@@ -918,7 +1232,7 @@ class _Importer:
 
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
-        self.workloads, self.kube_services, self.configmaps = _load_manifests(paths)
+        self.workloads, self.kube_services, self.configmaps, self.extras = _load_manifests(paths)
         owner = {}
         for workload in self.workloads.values():
             for container in workload.containers:
@@ -929,14 +1243,17 @@ class _Importer:
         self.evidence: list[_Edge] = []
         self.telemetry: list[_Edge] = []
         self.dangling: list[dict[str, Any]] = []
-        self.todo: list[str] = []
         self.warnings: list[str] = []
         self.http_callees: dict[str, set[str]] = {}
+        self.guesses: list[dict[str, Any]] = []
+        self.udp: list[dict[str, Any]] = []
+        self.infrastructure: list[dict[str, Any]] = []
 
     # ---------------------------------------------------------------- the whole import
 
-    def run(self, compose: Path | None, name: str | None) -> dict[str, Any]:
-        """The skeleton described in :func:`import_manifests`."""
+    def run(self, compose: Path | None, name: str | None, traces: Path | None = None,
+            config_files: Mapping[str, Path] | None = None) -> dict[str, Any]:
+        """The model described in :func:`import_manifests`."""
         namespace = self._namespace()
         app_name = _dns_label(name) if name else _dns_label(namespace or self.paths[0].resolve().parent.name)
         unresolved_env: dict[str, list[str]] = {}
@@ -949,32 +1266,154 @@ class _Importer:
                 "env from secrets or field references, left out: "
                 + "; ".join(f"{var} ({', '.join(names)})" for var, names in unresolved_env.items())
             )
-        notes: dict[str, Any] = {}
+        if self.extras.unmodelled:
+            self.warnings.append("not modelled (the model holds Deployments and StatefulSets): "
+                                 + ", ".join(self.extras.unmodelled))
+        compose_notes: dict[str, Any] = {}
         if compose is not None:
-            notes.update(self._apply_compose(compose))
+            compose_notes.update(self._apply_compose(compose))
+        trace_records = self._apply_traces(traces) if traces is not None else []
+        self._apply_config_files(config_files or {})
+        self._pair_stores()
         self._guess_protocols()
-        self._todo_summary()
-        generators = [e["name"] for e in self.entries.values() if e["role"] == "loadgenerator"]
-        skeleton: dict[str, Any] = {
+        sources = [str(p) for p in self.paths] + [str(f) for f in (compose, traces) if f is not None]
+        sources += [f"{w}={p}" for w, p in (config_files or {}).items()]
+        model: dict[str, Any] = {
             "name": app_name,
             "title": app_name.replace("-", " ").title(),
             "namespace": _dns_label(namespace) if namespace else app_name,
-            "provenance": [str(p) for p in self.paths] + ([str(compose)] if compose is not None else []),
-            "load": {"generator": generators[0]} if generators else {},
-            "services": [_ordered(e) for e in self.entries.values()],
+            "description": f"Imported by `marathon app import` from {', '.join(Path(s).name for s in sources)}.",
+            "provenance": sources,
+            "load": {},
+            "services": list(self.entries.values()),
             "routes": [],
         }
-        skeleton["notes"] = {
-            "todo": self.todo,
+        config_objects = self._config_objects()
+        if config_objects:
+            model["config_objects"] = config_objects
+        entry_points = self._entry_points()
+        imported: dict[str, Any] = {
+            "tool": "marathon app import",
+            "sources": sources,
+            "guesses": self.guesses,
+            "defaults": [],
+            "entry_points": entry_points,
             "dangling": self.dangling,
+            "udp": self.udp + self._service_udp(),
+            "infrastructure": self.infrastructure,
             "evidence": [self._edge_record(e) for e in self.evidence],
             "telemetry": [{"caller": e.caller, "callee": self._callee(e), "env": e.env} for e in self.telemetry],
             "kubernetes_services": [_service_record(s) for s in self.kube_services.values()],
             "extra_containers": self._extra_containers(),
-            **notes,
+            **compose_notes,
+            "traces": trace_records,
             "warnings": self.warnings,
         }
-        return skeleton
+        try:
+            complete_model(model, imported, {i["service"] for i in self.infrastructure})
+        except ValueError as exc:  # AppModelError included: the completed model names the field
+            raise ManifestImportError(", ".join(sources), f"cannot complete the model: {exc}") from None
+        model["services"] = [_ordered(e) for e in model["services"]]
+        model["imported"] = imported
+        return model
+
+    def _config_objects(self) -> list[dict[str, Any]]:
+        """Every ConfigMap and Secret of the manifests with its keys (never its values)."""
+        out: list[dict[str, Any]] = []
+        dns = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+        for name, keys in self.extras.configmap_keys.items():
+            if dns.match(name):
+                out.append({"kind": "ConfigMap", "name": name, "keys": keys,
+                            "source": self.extras.sources.get(("ConfigMap", name), "")})
+        for name, (kind, keys) in self.extras.secrets.items():
+            if dns.match(name):
+                out.append({"kind": "Secret", "name": name, "type": kind, "keys": keys,
+                            "source": self.extras.sources.get(("Secret", name), "")})
+        return out
+
+    def _service_udp(self) -> list[dict[str, Any]]:
+        out = []
+        for svc in self.kube_services.values():
+            for port in svc.ports:
+                if _text(port.get("protocol")).upper() in ("UDP", "SCTP"):
+                    out.append({"kubernetes_service": svc.name, "port": port.get("port"),
+                                "protocol": _text(port.get("protocol")).upper(),
+                                **({"name": _text(port["name"])} if port.get("name") else {})})
+        return out
+
+    def _entry_points(self) -> list[dict[str, Any]]:
+        """Where outside traffic enters: Services of type LoadBalancer or NodePort, Ingress and
+        HTTPRoute backends; when the manifests have none of these, the services the load generator
+        sends to (those it addresses with an ``http://`` URL, else all of them).
+
+        Returns:
+            ``{service, via, path?}`` records, one per (service, evidence), in manifest order.
+        """
+        points: list[dict[str, Any]] = []
+        for svc in self.kube_services.values():
+            if svc.type in ("LoadBalancer", "NodePort"):
+                for workload in svc.workloads:
+                    points.append({"service": workload, "via": f"Service {svc.name} (type {svc.type})"})
+        for route in self.extras.http_routes:
+            target, hint = self.catalog.resolve(route["service"])
+            if target is None:
+                self._dangling_ref(f"{route['kind']}/{route['name']}", route["service"], "backend", "",
+                                   hint or f"no Service {route['service']} in the manifests")
+                continue
+            points.append({"service": target, "via": f"{route['kind']} {route['name']}", "path": route["path"]})
+        if not points:
+            for entry in self.entries.values():
+                if entry["role"] != "loadgenerator":
+                    continue
+                targets = [d["service"] for d in entry["dependencies"]]
+                http = [t for t in targets if entry["name"] in self.http_callees.get(t, set())]
+                for target in http or targets:
+                    env = next((d["env"] for d in entry["dependencies"] if d["service"] == target), None)
+                    points.append({"service": target, "via": f"load generator {entry['name']}"
+                                                             + (f" (env {env})" if env else "")})
+        return points
+
+    def _apply_traces(self, path: Path) -> list[dict[str, Any]]:
+        """Add the observed calls of a traces file (format in :func:`read_traces`) as edges."""
+        records = read_traces(path)
+        seen: list[dict[str, Any]] = []
+        for record in records:
+            caller, _ = self.catalog.resolve(_peer_name(record["from"]) or record["from"])
+            callee, hint = self.catalog.resolve(_peer_name(record["to"]) or record["to"])
+            if caller is None or callee is None:
+                missing = record["from"] if caller is None else record["to"]
+                self._dangling_ref(record["from"], missing, "trace", "",
+                                   hint or f"{missing} is neither a Service nor a workload of the manifests")
+                continue
+            if caller == callee:
+                continue
+            edge = _Edge(caller, record["to"], "trace", value=f"{record['from']} -> {record['to']}")
+            self._record(self.entries[caller], edge, callee)
+            seen.append({"from": caller, "to": callee, "calls": record.get("calls", 1)})
+        return seen
+
+    def _pair_stores(self) -> None:
+        """A store nobody addresses is guessed to belong to the app service that shares its name
+        stem (``ts-auth-mongo`` -> ``ts-auth-service``, ``carts-db`` -> ``carts``,
+        ``memcached-rate`` -> ``rate``), as in demos whose services hard-code the store's address
+        in source or in a config file baked into the image."""
+        called = {d["service"] for e in self.entries.values() for d in e["dependencies"]}
+        apps = [e["name"] for e in self.entries.values() if e["role"] == "app"]
+        for entry in self.entries.values():
+            if entry["role"] != "store" or entry["name"] in called:
+                continue
+            words = r"(?:mongo|mongodb|db|database|mysql|postgres|postgresql|redis|valkey|cache|memcached|store)"
+            stem = re.sub(rf"^{words}[-_]|[-_]{words}$", "", entry["name"])  # mongodb-geo, ts-auth-mongo
+            if stem == entry["name"]:
+                continue
+            owners = [a for a in apps if a == stem or re.sub(r"[-_](?:service|svc|api|server)$", "", a) == stem]
+            if len(owners) == 1:
+                owner = self.entries[owners[0]]
+                owner["dependencies"].append({"service": entry["name"], "env": None})
+                self.evidence.append(_Edge(owners[0], entry["name"], "name-pair", value=entry["name"]))
+                self._guess(owners[0], "dependencies", entry["name"],
+                            f"store {entry['name']} is addressed by no configuration; its name stem "
+                            f"{stem!r} matches this service")
 
     def _namespace(self) -> str | None:
         namespaces = sorted({w.namespace for w in self.workloads.values() if w.namespace})
@@ -991,16 +1430,32 @@ class _Importer:
 
     # ---------------------------------------------------------------- one workload
 
+    def _guess(self, service: str | None, path: str, value: Any, evidence: str) -> None:
+        self.guesses.append({"service": service, "field": path, "value": value, "evidence": evidence})
+
     def _entry(self, workload: _Workload, unresolved_env: dict[str, list[str]]) -> dict[str, Any]:
         main = workload.main
         image = _text(main.get("image"))
-        role = _guess_role(workload.name, image)
-        language = _image_language(image)
-        entry: dict[str, Any] = {"name": workload.name, "role": role, "workload": workload.kind}
+        name = workload.name
+        env, unresolved = _container_env(main, self.configmaps)
+        role = _guess_role(name, image)
+        store = _detect_store(image, main, env) if role in ("app", "store") else None
+        infra = _detect_infrastructure(image, main) if store is None and role == "app" else None
+        if store is not None:
+            role = "store"
+        if role != "app":
+            why = store[1] if store else f"name {name!r} / image {image}"
+            self._guess(name, "role", role, why)
+        found = _guess_language(image, main, env)
+        language = found[0] if found else (store[0] if store else None)
+        entry: dict[str, Any] = {"name": name, "role": role, "workload": workload.kind}
         if language is not None:
             entry["language"] = language
+            self._guess(name, "language", language, found[1] if found else f"store engine {language}")
             if language in STARTUP_S:
                 entry["startup_s"] = STARTUP_S[language]
+                self._guess(name, "startup_s", STARTUP_S[language],
+                            f"start-up time of a {language} container (engine/apps/FORMAT.md table)")
         entry["image"] = image
         entry["container"] = _text(main.get("name"))
         entry["replicas"] = workload.replicas
@@ -1014,20 +1469,203 @@ class _Importer:
                 if probe is not None:
                     entry[out_key] = probe
                 if warning:
-                    self.warnings.append(f"{workload.name}: {key}: {warning}")
-        env, unresolved = _container_env(main, self.configmaps)
+                    self.warnings.append(f"{name}: {key}: {warning}")
         for var in unresolved:
-            unresolved_env.setdefault(var, []).append(workload.name)
+            unresolved_env.setdefault(var, []).append(name)
         entry["env"] = env
+        refs = self._config_refs(workload)
+        if refs:
+            entry["config_refs"] = refs
         entry["dependencies"] = []
         entry["operations"] = []
-        if role == "store":
-            entry["store"] = {"engine": _store_engine(image), "persistent": workload.persistent}
-        for edge, target in self._env_edges(workload.name, entry["container"], env, "env"):
+        for container in workload.containers + workload.init_containers:
+            for udp in _udp_ports(container):
+                self.udp.append({"workload": name, "container": _text(container.get("name")), **udp})
+        self._check_claims(workload)
+        if store is not None:
+            persistent = workload.persistent and store[0] != "memcached"
+            entry["store"] = {"engine": store[0], "persistent": persistent}
+            self._guess(name, "store.engine", store[0], store[1])
+            self._guess(name, "store.persistent", persistent,
+                        "memcached keeps its data in memory only" if store[0] == "memcached" else
+                        "a PersistentVolumeClaim or volumeClaimTemplate holds the data" if persistent else
+                        "no PersistentVolumeClaim: the data lives in the pod and a restart loses it")
+        if infra is not None:
+            self.infrastructure.append({"service": name, "kind": infra[0], "evidence": infra[1]})
+            self._guess(name, "role", "app", f"{infra[0]} ({infra[1]}): coordination infrastructure, "
+                                             "modelled as an app service whose calls are optional")
+        for edge, target in self._env_edges(name, entry["container"], env, "env"):
             self._record(entry, edge, target)
         for edge, target in self._init_edges(workload):
             self._record(entry, edge, target)
+        for edge, target in self._command_edges(workload, main, env):
+            self._record(entry, edge, target)
+        for edge, target in self._configmap_edges(workload):
+            self._record(entry, edge, target)
         return entry
+
+    def _config_refs(self, workload: _Workload) -> list[dict[str, Any]]:
+        """The main container's ConfigMap/Secret references as ``ConfigRef`` fields; references
+        from any container or volume to an object the manifests lack are reported as dangling."""
+        refs: list[dict[str, Any]] = []
+        main = workload.main
+
+        def known(kind: str, name: str, key: str | None) -> bool:
+            keys = self.extras.configmap_keys.get(name) if kind == "ConfigMap" else \
+                (self.extras.secrets[name][1] if name in self.extras.secrets else None)
+            return keys is not None and (key is None or key in keys)
+
+        def check(kind: str, name: str, key: str | None, optional: bool, container: str, how: str) -> bool:
+            if known(kind, name, key):
+                return True
+            if not optional:
+                missing = f"{kind} {name}" + (f" has no key {key!r}" if key and self._has(kind, name) else "")
+                self._dangling_ref(workload.name, name, how, container,
+                                   f"{missing} is not in the manifests" if not self._has(kind, name)
+                                   else missing)
+            return False
+
+        for container in workload.containers + workload.init_containers:
+            cname = _text(container.get("name"))
+            is_main = container is main
+            for item in _as_list(container.get("env")):
+                item = _as_dict(item)
+                source = _as_dict(item.get("valueFrom"))
+                for field_name, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
+                    ref = _as_dict(source.get(field_name))
+                    if not ref:
+                        continue
+                    obj, key, optional = _text(ref.get("name")), _text(ref.get("key")), ref.get("optional") is True
+                    if check(kind, obj, key, optional, cname, f"env {item.get('name')} ({field_name})") and is_main:
+                        refs.append({"kind": kind, "name": obj, "key": key, "env": _text(item.get("name")),
+                                     **({"optional": True} if optional else {})})
+            for item in _as_list(container.get("envFrom")):
+                item = _as_dict(item)
+                for field_name, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
+                    ref = _as_dict(item.get(field_name))
+                    if not ref:
+                        continue
+                    obj, optional = _text(ref.get("name")), ref.get("optional") is True
+                    if check(kind, obj, None, optional, cname, f"envFrom {field_name}") and is_main:
+                        refs.append({"kind": kind, "name": obj, **({"optional": True} if optional else {})})
+        mounts = {_text(_as_dict(m).get("name")): _text(_as_dict(m).get("mountPath"))
+                  for m in _as_list(main.get("volumeMounts"))}
+        for volume in workload.volumes:
+            vname = _text(volume.get("name"))
+            for field_name, kind, key_name in (("configMap", "ConfigMap", "name"), ("secret", "Secret", "secretName")):
+                spec = _as_dict(volume.get(field_name))
+                if not spec:
+                    continue
+                obj, optional = _text(spec.get(key_name)), spec.get("optional") is True
+                items = [_text(_as_dict(i).get("key")) for i in _as_list(spec.get("items"))]
+                ok = all(check(kind, obj, key or None, optional, "", f"volume {vname}") for key in items or [""])
+                if ok and vname in mounts and re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", vname):
+                    vref: dict[str, Any] = {"kind": kind, "name": obj, "volume": vname, "mount_path": mounts[vname]}
+                    if len(items) == 1:
+                        vref["key"] = items[0]
+                    if optional:
+                        vref["optional"] = True
+                    refs.append(vref)
+        return [r for r in refs if re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", r["name"])]
+
+    def _has(self, kind: str, name: str) -> bool:
+        return name in (self.extras.configmap_keys if kind == "ConfigMap" else self.extras.secrets)
+
+    def _dangling_ref(self, caller: str, name: str, via: str, container: str, hint: str) -> None:
+        item: dict[str, Any] = {"caller": caller, "name": name, "via": via}
+        if container:
+            item["container"] = container
+        item["hint"] = hint
+        if item not in self.dangling:
+            self.dangling.append(item)
+
+    def _check_claims(self, workload: _Workload) -> None:
+        """Report a ``persistentVolumeClaim`` volume whose claim the manifests do not define."""
+        for volume in workload.volumes:
+            claim = _text(_as_dict(volume.get("persistentVolumeClaim")).get("claimName"))
+            if claim and claim not in self.extras.claims and claim not in workload.claim_templates:
+                self._dangling_ref(workload.name, claim, f"volume {volume.get('name')} (persistentVolumeClaim)", "",
+                                   f"no PersistentVolumeClaim {claim} in the manifests: the pod would stay Pending")
+
+    def _command_edges(self, workload: _Workload, container: Mapping[str, Any],
+                       env: Mapping[str, str]) -> list[tuple[_Edge, str]]:
+        """Edges from the main container's command and args (``--redis=redis-cart:6379``,
+        ``-db-url=http://catalogue-db:3306``, ``consul agent -join=consul``)."""
+        words = [_text(w) for w in _as_list(container.get("command")) + _as_list(container.get("args"))]
+        script = _expand_shell("\n".join(_expand_kube_refs(w, env) for w in words), env)
+        targets = _script_targets(script)
+        for match in re.finditer(r"(?:^|\s)--?[A-Za-z][\w.-]*(?:addr|host|url|uri|endpoint|server|join|dsn)[\w.-]*"
+                                 rf"[=\s]+({_HOST})(?=\s|$|[,/])", script, re.IGNORECASE):
+            targets.append((match.group(1), None))
+        edges: list[tuple[_Edge, str]] = []
+        for host, port in dict.fromkeys(targets):
+            peer = _peer_name(host)
+            if peer is None:
+                continue
+            value = f"{host}:{port}" if port is not None else host
+            edge = _Edge(workload.name, peer, "args", container=_text(container.get("name")), value=value, port=port)
+            target, hint = self.catalog.resolve(peer)
+            if target is None:
+                if host.endswith((".svc", ".svc.cluster.local")) or hint:
+                    self._dangling(edge, hint)
+                continue
+            if target != workload.name:
+                edges.append((edge, target))
+        return edges
+
+    def _configmap_edges(self, workload: _Workload) -> list[tuple[_Edge, str]]:
+        """Edges from the ConfigMaps mounted as files (a collector's exporter endpoints, Grafana's
+        datasource URLs, an nginx ``proxy_pass``): URLs and ``host:port`` in their text, kept only
+        when the host is a Service or workload of the manifests (config text names many others)."""
+        edges: list[tuple[_Edge, str]] = []
+        names = [_text(_as_dict(volume.get("configMap")).get("name")) for volume in workload.volumes]
+        for container in workload.containers:
+            # The k8s-sidecar convention (Grafana's chart): a sidecar with env LABEL (and
+            # LABEL_VALUE) copies every ConfigMap carrying that label into the pod.
+            env, _ = _container_env(container, self.configmaps)
+            if env.get("LABEL"):
+                names += [n for n, labels in self.extras.configmap_labels.items() if env["LABEL"] in labels
+                          and labels[env["LABEL"]] == env.get("LABEL_VALUE", labels[env["LABEL"]])]
+        for name in dict.fromkeys(names):
+            for key, text in self.configmaps.get(name, {}).items():
+                edges.extend(self._config_text_edges(workload.name, text, "configmap", f"{name}/{key}"))
+        return edges
+
+    def _config_text_edges(self, caller: str, text: str, via: str, where: str) -> list[tuple[_Edge, str]]:
+        """Edges from a config file's text: URLs, ``host:port`` and host settings whose host is a
+        Service or workload of the manifests (a config file names many other hosts)."""
+        hosts = [_split_host_port(n.rsplit("@", 1)[-1]) for n in _URL_RE.findall(text)]
+        hosts += [(m.group(1), int(m.group(2))) for m in _TEXT_HOST_PORT_RE.finditer(text)]
+        hosts += [(m.group(1), None) for m in _CONFIG_HOST_RE.finditer(text)]
+        edges: list[tuple[_Edge, str]] = []
+        for host, port in dict.fromkeys(hosts):
+            peer = _peer_name(host)
+            if peer is None:
+                continue
+            target, _ = self.catalog.resolve(peer)
+            if target is None or target == caller:
+                continue
+            edge = _Edge(caller, peer, via, container=where, value=f"{host}:{port}" if port else host, port=port)
+            edges.append((edge, target))
+        return edges
+
+    def _apply_config_files(self, files: Mapping[str, Path]) -> None:
+        """Edges from config files baked into a workload's image (``--config WORKLOAD=FILE``:
+        an nginx.conf, an application.yml), read like a mounted ConfigMap."""
+        for workload, path in files.items():
+            if workload not in self.entries:
+                raise ManifestImportError(path, f"--config names {workload!r}, which is no Deployment or "
+                                                f"StatefulSet of the manifests")
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ManifestImportError(path, f"cannot read the config file: {exc}") from None
+            entry = self.entries[workload]
+            if "language" not in entry and re.search(r"^\s*(?:proxy_pass|upstream|server_name)\s", text, re.M):
+                entry["language"], entry["startup_s"] = "nginx", STARTUP_S["nginx"]
+                self._guess(workload, "language", "nginx", f"{path} has nginx directives (proxy_pass, upstream)")
+            for edge, target in self._config_text_edges(workload, text, "config-file", str(path)):
+                self._record(entry, edge, target)
 
     def _record(self, entry: dict[str, Any], edge: _Edge, target: str) -> None:
         """Keep an edge as evidence and, unless it only exports telemetry, as a dependency."""
@@ -1039,6 +1677,9 @@ class _Importer:
         deps: list[dict[str, Any]] = entry["dependencies"]
         if all(d["service"] != target for d in deps):
             deps.append({"service": target, "env": edge.env})
+            if edge.via.endswith("-bare-name"):
+                self._guess(entry["name"], "dependencies", target,
+                            f"env {edge.env}={edge.value}: the value is the name of Service {edge.target}")
         elif edge.env is not None and edge.env in entry["env"]:
             for dep in deps:
                 if dep["service"] == target and dep["env"] is None:
@@ -1059,16 +1700,23 @@ class _Importer:
         """Edges from env vars to manifest workloads; dangling names are recorded on the way."""
         edges: list[tuple[_Edge, str]] = []
         for var, value in env.items():
-            for host, port in _addresses(var, value):
+            found = _addresses(var, value)
+            how = via
+            bare = value.strip().lower()
+            if not found and _HOST_RE.match(bare) and not _NOT_ADDRESS_VAR.search(var.upper()) and (
+                    self.catalog.resolve(bare)[0] is not None or bare.endswith((".svc", ".svc.cluster.local"))
+                    or (_peer_name(bare) or "") in self.kube_services):
+                found, how = [(bare, None)], f"{via}-bare-name"  # ZIPKIN=zipkin.jaeger.svc.cluster.local
+            for host, port in found:
                 peer = _peer_name(host)
                 if peer is None:
                     continue
                 if port is None:
                     port = _sibling_port(var, env)
-                edge = _Edge(caller, peer, via, env=var, container=container, value=value, port=port)
+                edge = _Edge(caller, peer, how, env=var, container=container, value=value, port=port)
                 target, hint = self.catalog.resolve(peer)
                 if target is None:
-                    if "." not in host or host.endswith(".svc.cluster.local") or hint:
+                    if "." not in host or host.endswith((".svc", ".svc.cluster.local")) or hint:
                         self._dangling(edge, hint)
                     continue
                 if target == caller:
@@ -1165,8 +1813,16 @@ class _Importer:
             chosen_svc = self.kube_services.get(svc_name) if svc_name else None
             reason = f"the port {count} caller address(es) reach"
         else:
-            port = ports[0] if ports else None
-            reason = "the first"
+            port, reason = (ports[0], "the first") if ports else (None, "")
+            exposed = _choose_service(workload, services)
+            for item in exposed.ports if exposed is not None else []:
+                target = _target_port(item, named)
+                if _text(item.get("protocol")).upper() in ("UDP", "SCTP") or target is None:
+                    continue
+                if exposed is not None and (target in ports or not ports):
+                    port, chosen_svc = target, exposed
+                    reason = f"the one Service {exposed.name} exposes (port {item.get('port')})"
+                    break
         if port is not None:
             entry["port"] = port
             if len(ports) > 1:
@@ -1212,7 +1868,7 @@ class _Importer:
                 if not known and edge.via == "compose-depends_on" and edge not in self.telemetry:
                     start_order.append(f"{workload_name} -> {target}")
         if start_order:
-            self.todo.append(
+            self.warnings.append(
                 "dependencies from compose depends_on only (start order, not proof of a call); keep or drop: "
                 + ", ".join(start_order)
             )
@@ -1308,32 +1964,12 @@ class _Importer:
 
     def _guess_protocols(self) -> None:
         for entry in self.entries.values():
-            _set_protocol(entry, self.kube_services, self.workloads[entry["name"]])
+            why = _set_protocol(entry, self.kube_services, self.workloads[entry["name"]])
             if "protocol" not in entry and entry["role"] == "app" and entry["name"] in self.http_callees:
                 entry["protocol"] = "http"  # its callers address it with http:// URLs
-
-    def _todo_summary(self) -> None:
-        entries = list(self.entries.values())
-        no_language = [e["name"] for e in entries if "language" not in e]
-        no_protocol = [e["name"] for e in entries if "port" in e and "protocol" not in e and e["role"] == "app"]
-        no_resources = [e["name"] for e in entries if "resources" not in e]
-        if no_language:
-            self.todo.append(f"language: the image does not reveal it for {', '.join(no_language)}")
-        if no_protocol:
-            self.todo.append(
-                f"protocol (http, grpc, tcp or kafka; default grpc): not evident for {', '.join(no_protocol)}"
-            )
-        if no_resources:
-            self.todo.append(
-                f"resources: none in the manifests for {', '.join(no_resources)}; set a memory request or limit"
-            )
-        if any(e["role"] == "loadgenerator" for e in entries):
-            self.todo.append("load.base_rps: mean entry requests per second (the manifests give users, not a rate)")
-        else:
-            self.todo.append("load: no workload looks like a load generator; add one, then set generator and base_rps")
-        self.todo.append("operations (every service) and routes: the endpoints, their cost and calls, the entry routes")
-        if self.dangling:
-            self.todo.append(f"notes.dangling: {len(self.dangling)} reference(s) to undefined names; decide each")
+                why = "addressed with http:// URLs by " + ", ".join(sorted(self.http_callees[entry["name"]]))
+            if why is not None:
+                self._guess(entry["name"], "protocol", entry["protocol"], why)
 
     def _extra_containers(self) -> list[dict[str, Any]]:
         extra: list[dict[str, Any]] = []
@@ -1398,7 +2034,8 @@ def _maps_to(svc: _KubeService, port: int | None, named: Mapping[str, int]) -> b
 
 _SERVICE_FIELDS = (
     "name", "role", "workload", "language", "image", "container", "port", "service_port", "protocol", "replicas",
-    "startup_s", "resources", "readiness_probe", "liveness_probe", "env", "dependencies", "operations", "store",
+    "startup_s", "memory_idle", "resources", "readiness_probe", "liveness_probe", "env", "config_refs",
+    "dependencies", "operations", "store",
 )  # fmt: skip
 
 
@@ -1407,27 +2044,33 @@ def _ordered(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {key: entry[key] for key in _SERVICE_FIELDS if key in entry}
 
 
-def _set_protocol(entry: dict[str, Any], kube_services: Mapping[str, _KubeService], workload: _Workload) -> None:
-    """Protocol from what is evident: store engine, probe type, then Service/container port names."""
+def _set_protocol(entry: dict[str, Any], kube_services: Mapping[str, _KubeService], workload: _Workload) -> str | None:
+    """Protocol from what is evident: store engine, probe type, then Service/container port names.
+
+    Returns:
+        The evidence for the protocol set (None when none was set).
+    """
     if "protocol" in entry:
-        return
+        return None
     store = entry.get("store")
     if store is not None:
         entry["protocol"] = "kafka" if store["engine"] == "kafka" else "tcp"
-        return
+        return f"store engine {store['engine']}"
     for key in ("readiness_probe", "liveness_probe"):
         probe = entry.get(key)
         if probe and probe["type"] in ("grpc", "http"):
             entry["protocol"] = probe["type"]
-            return
+            return f"{key} of type {probe['type']}"
     names = [_text(p.get("name")).lower() for p in _as_list(workload.main.get("ports")) if isinstance(p, dict)]
     names += [
         _text(p.get("name")).lower() for s in kube_services.values() if workload.name in s.workloads for p in s.ports
     ]
     for proto in ("grpc", "http"):
-        if any(n == proto or n.startswith(proto + "-") for n in names):
+        hit = next((n for n in names if n == proto or n.startswith(proto + "-")), None)
+        if hit is not None:
             entry["protocol"] = proto
-            return
+            return f"port named {hit!r}"
+    return None
 
 
 def _service_record(svc: _KubeService) -> dict[str, Any]:
@@ -1471,34 +2114,30 @@ _SkeletonDumper.add_representer(dict, _represent_dict)
 
 
 def dump_skeleton(skeleton: Mapping[str, Any]) -> str:
-    """Readable YAML for a skeleton from :func:`import_manifests`, with a header comment.
+    """Readable YAML for a model from :func:`import_manifests`, with a header comment.
 
-    The header says where the skeleton came from, what the importer found and what the user
-    still has to write (operations, routes, the load, the ``notes.todo`` items), and that
-    ``notes`` must go before the file is loaded as an app model.
+    The header says where the model came from, what the importer found, and that every value
+    the manifests did not state is listed under ``imported.guesses`` / ``imported.defaults``
+    (``marathon app check FILE`` shows those still in use). The file loads as it is.
 
     Returns:
         The YAML text, ending in a newline.
     """
     services = list(skeleton.get("services", []))
-    notes = _as_dict(skeleton.get("notes"))
+    imported = _as_dict(skeleton.get("imported"))
     deps = sum(len(s.get("dependencies", [])) for s in services)
     with_env = sum(1 for s in services for d in s.get("dependencies", []) if d.get("env"))
-    sources = list(skeleton.get("provenance", []))
+    sources = list(imported.get("sources", skeleton.get("provenance", [])))
     lines = [
-        "# App-model skeleton written by `marathon app import` (engine/apps/importer.py) from:",
+        "# App model written by `marathon app import` (engine/apps/importer.py) from:",
         *[f"#   {source}" for source in sources],
-        f"# {len(services)} workloads, {deps} dependencies ({with_env} named by an env var), "
-        f"{len(_as_list(notes.get('dangling')))} dangling reference(s), "
-        f"{len(_as_list(notes.get('compose_only')))} compose-only service(s).",
-        "#",
-        "# Still yours to write (see engine/apps/FORMAT.md):",
-        "#   * operations: [] on every service -- the endpoints it serves, their cpu_ms/latency_ms",
-        "#     and the downstream calls;",
-        "#   * routes: [] -- the entry routes the load generator drives, with shares and SLOs;",
-        "#   * load.base_rps, memory_idle, and every item under notes.todo;",
-        "#   * replicas are copied from the manifests; FORMAT.md runs stateless app services at 2.",
-        "# `notes` is not part of the app-model schema: read it, then delete it before loading.",
+        f"# {len(services)} services, {deps} dependencies ({with_env} named by an env var), "
+        f"{len(_as_list(skeleton.get('routes')))} route(s) from {len(_as_list(imported.get('entry_points')))} "
+        f"entry point(s), {len(_as_list(imported.get('dangling')))} dangling reference(s), "
+        f"{len(_as_list(imported.get('udp')))} UDP port(s).",
+        f"# {len(_as_list(imported.get('guesses')))} guesses and {len(_as_list(imported.get('defaults')))} defaults "
+        "are listed under `imported` (engine/apps/FORMAT.md, Imported models):",
+        "# it loads and runs as it is; `marathon app check FILE` lists the defaults still in use.",
         "",
     ]
     body = yaml.dump(

@@ -56,6 +56,8 @@ Language = Literal[
     "postgresql",
     "kafka",
     "opensearch",
+    "memcached",
+    "rabbitmq",
 ]
 
 
@@ -172,7 +174,8 @@ class Operation(_Strict):
 class Store(_Strict):
     """A stateful store and whether its data survives a pod restart."""
 
-    engine: Literal["redis", "valkey", "mongodb", "mysql", "postgresql", "kafka"]
+    engine: Literal["redis", "valkey", "mongodb", "mysql", "postgresql", "kafka", "memcached",
+                     "rabbitmq"]
     persistent: bool = Field(
         description="False when the data lives in the pod (emptyDir or memory) and a restart loses it"
     )
@@ -329,6 +332,53 @@ class Route(_Strict):
     slo: RouteSLO
 
 
+class ImportNote(_Strict):
+    """One value ``marathon app import`` chose that the manifests do not state: a *guess* (read
+    from evidence such as an image name, an env var or a port) or a *default* (nothing said it).
+
+    ``service`` names the service the value belongs to (None for app-level values such as
+    ``load.base_rps`` or ``routes[0].share``); ``field`` is the dotted path inside that service
+    (``language``, ``operations[0].cpu_ms``) or inside the document. ``value`` is what the importer
+    wrote there, so ``marathon app check`` can tell a default still in use from one the user
+    replaced. ``evidence`` says what suggested a guess, or which rule gave a default.
+    """
+
+    service: str | None = None
+    field: str
+    value: Any = None
+    evidence: str
+
+
+class ImportSection(_Strict):
+    """What ``marathon app import`` found and chose (the ``imported`` key of an imported model).
+
+    The simulator ignores it; ``marathon app check`` reads it. ``guesses`` and ``defaults`` are
+    :class:`ImportNote` lists; the other lists are free-form records described in
+    ``engine/apps/FORMAT.md`` (*Imported models*): ``dangling`` references to names the inputs do
+    not define, ``udp`` ports the model cannot carry, ``entry_points``, ``infrastructure``
+    (etcd, consul), ``evidence`` (every edge with the env var, argument or ConfigMap key that
+    shows it), ``telemetry``, ``kubernetes_services``, ``extra_containers``, ``compose_only``,
+    ``compose_edges_to_compose_only`` and ``warnings`` (strings).
+    """
+
+    tool: str = "marathon app import"
+    sources: tuple[str, ...] = Field(default=(), strict=False)
+    guesses: tuple[ImportNote, ...] = Field(default=(), strict=False)
+    defaults: tuple[ImportNote, ...] = Field(default=(), strict=False)
+    entry_points: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    dangling: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    udp: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    infrastructure: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    evidence: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    telemetry: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    kubernetes_services: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    extra_containers: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    compose_only: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    compose_edges_to_compose_only: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    traces: tuple[dict[str, Any], ...] = Field(default=(), strict=False)
+    warnings: tuple[str, ...] = Field(default=(), strict=False)
+
+
 class AppModel(_Strict):
     """A whole application: see the module docstring."""
 
@@ -343,6 +393,7 @@ class AppModel(_Strict):
     routes: tuple[Route, ...] = Field(strict=False)
     config_objects: tuple[ConfigObject, ...] = Field(default=(), strict=False,
                                                      description="ConfigMaps and Secrets of the namespace")
+    imported: ImportSection | None = Field(default=None, description="what `marathon app import` found and chose")
 
     def config_object(self, kind: str, name: str) -> ConfigObject | None:
         """The ConfigMap or Secret called ``name``, or None."""

@@ -4,7 +4,8 @@ Every operator -- a built-in agent, an LLM, an external harness, the human at th
 terminal -- sees the system only through these tools (DESIGN section 7):
 
 * **read**: ``get_alerts``, ``get_topology``, ``kubectl_get``, ``kubectl_describe``,
-  ``query_logs``, ``code_search``, ``get_deploy_history``, ``get_time``;
+  ``query_logs``, ``query_metrics`` (PromQL over the run's Prometheus, :mod:`engine.operate.promquery`),
+  ``code_search``, ``get_deploy_history``, ``get_time``;
 * **report**: ``report_incident``, ``report_rca``, ``resolve_incident``;
 * **act**: ``restart_pod``, ``scale_deployment``, ``rollback``, ``deploy_patch``,
   ``set_config``, ``patch_service``, ``set_image``, ``rollout_restart``, ``set_resources``,
@@ -38,7 +39,9 @@ RE2 has no backreferences or lookaround, and such patterns are refused with an e
 Modeled run time per call (:data:`COST_S`): read 5 s, report 3 s, act 10 s, workspace
 1 s -- the time a person or agent spends issuing the call and reading its answer, so a
 busy operator is slower on the virtual clock, as it would be live. ``get_time`` costs 1 s
-(:attr:`ToolSpec.cost_s`): a glance at a clock, not an investigation.
+(:attr:`ToolSpec.cost_s`): a glance at a clock, not an investigation. ``query_metrics``
+costs a read's 5 s like ``kubectl_get`` and ``query_logs``: typing a query and reading a
+panel is the same kind of look as a ``kubectl get``.
 
 Nothing here reads ground truth: tools see the substrate (cluster, series, logs, traces,
 source, pipeline log), the alert history and the operator's own workspace and reports.
@@ -57,8 +60,10 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from alerts.history import AlertHistory
+from alerts.promql.storage import Storage
 from engine.apps.model import Probe, Resources
 from engine.operate.policy import Decision, IncidentBook, Policy
+from engine.operate.promquery import MAX_QUERY_CHARS, run_query
 from engine.operate.toolargs import (
     bound_arguments,
     bound_request,
@@ -77,6 +82,8 @@ COST_S: dict[str, float] = {"read": 5.0, "report": 3.0, "act": 10.0, "workspace"
 MAX_OUTPUT_CHARS = 12_000
 """Tool outputs are truncated to this many characters (a screenful of context for an LLM)."""
 CATEGORIES = ("code-bug", "configuration", "runtime", "infrastructure")
+MAX_QUERY_TIME_S = 10_000_000.0
+"""``query_metrics`` times are run times within about 115 days of the start (a run is hours)."""
 
 
 class ToolArgs(BaseModel):
@@ -129,6 +136,22 @@ class QueryLogsArgs(ToolArgs):
     previous: bool = Field(False, description="the previous (crashed) container's logs")
     since_s: float | None = Field(None, gt=0, le=86400, description="only lines of the last N seconds "
                                                                      "(kubectl logs --since)")
+
+
+class QueryMetricsArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                       description="a PromQL expression (Prometheus 2.42), e.g. "
+                                   "sum by (service) (rate(http_requests_total{code=~\"5..\"}[5m]))")
+    time: float | None = Field(None, ge=-MAX_QUERY_TIME_S, le=MAX_QUERY_TIME_S,
+                               description="instant query at this run time, seconds (default: now); not with "
+                                           "start/end/step")
+    start: float | None = Field(None, ge=-MAX_QUERY_TIME_S, le=MAX_QUERY_TIME_S,
+                                description="range query from this run time, seconds")
+    end: float | None = Field(None, ge=-MAX_QUERY_TIME_S, le=MAX_QUERY_TIME_S,
+                              description="range query to this run time, seconds (default: now)")
+    step: float | None = Field(None, gt=0, le=MAX_QUERY_TIME_S,
+                               description="range query resolution, seconds (default: a multiple of the 15 s "
+                                           "scrape interval giving at most 120 points; at most 11,000 points)")
 
 
 class CodeSearchArgs(ToolArgs):
@@ -308,6 +331,12 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in [
              "their names, type and key names only: values are withheld."),
     ToolSpec("kubectl_describe", "read", KubectlDescribeArgs, "kubectl describe, with the object's recent events."),
     ToolSpec("query_logs", "read", QueryLogsArgs, "Recent log lines of a deployment's pods or one pod (grep-able)."),
+    ToolSpec("query_metrics", "read", QueryMetricsArgs,
+             "PromQL over the run's Prometheus (the scraped kube-state-metrics, container and HTTP series, "
+             "ALERTS and recording rules) as of now: an instant query (time) or a range query (start, end, "
+             "step), answered as Prometheus' HTTP API answers (data: status, resultType, result with "
+             "[unix_seconds, \"value\"] samples; errors as errorType and error) with a table and, for ranges, a "
+             "sparkline per series. Times are run time in seconds; at most 100 series come back."),
     ToolSpec("code_search", "read", CodeSearchArgs,
              "Search (or read) the source of the revision a service is running, or of its repository head."),
     ToolSpec("get_deploy_history", "read", DeployHistoryArgs,
@@ -436,6 +465,12 @@ class RunPort(Protocol):
         """The cumulative alert history (None when the run has no alert source)."""
         ...
 
+    @property
+    def metrics(self) -> Storage | None:
+        """The run's Prometheus storage as of now (the embedded evaluator's: scraped series,
+        ``ALERTS``, recording rules); None when the run has no embedded evaluator."""
+        ...
+
     def spend(self, seconds: float) -> None:
         """Let ``seconds`` of run time pass (a call's modeled cost)."""
         ...
@@ -468,6 +503,7 @@ class ToolBox:
             "kubectl_get": self._kubectl_get,
             "kubectl_describe": self._kubectl_describe,
             "query_logs": self._query_logs,
+            "query_metrics": self._query_metrics,
             "code_search": self._code_search,
             "get_deploy_history": self._deploy_history,
             "get_time": self._get_time,
@@ -758,6 +794,13 @@ class ToolBox:
             lines = lines[-a.tail:]
             chunks.append(head + "\n" + ("\n".join(lines) if lines else "(no matching lines)"))
         return ToolResult(True, "\n\n".join(chunks))
+
+    def _query_metrics(self, a: QueryMetricsArgs) -> ToolResult:
+        answer = run_query(self.run.metrics, a.query, float(self.run.now), time=a.time, start=a.start, end=a.end,
+                           step=a.step)
+        if answer.ok:
+            return ToolResult(True, answer.text, data=answer.body)
+        return ToolResult(False, error=answer.error, data=answer.body)
 
     def _code_search(self, a: CodeSearchArgs) -> ToolResult:
         sim = self.run.sim

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from alerts.evaluator import AlertEvaluator, AlertTransition
 from alerts.health import RuleHealthSource, health_report
 from alerts.history import AlertHistory
+from alerts.promql.storage import Storage
 from alerts.rules import DEFAULT_PACK, load_pack, pack_files, pack_identity
 from alerts.series import SeriesStore
 from engine.apps.model import Probe, Resources
@@ -307,6 +308,13 @@ class Orchestrator:
     @property
     def now(self) -> float:
         return self.sim.now
+
+    @property
+    def metrics(self) -> Storage | None:
+        """What ``query_metrics`` queries: the embedded evaluator's storage, which holds the
+        scrapes and rule outputs up to the last evaluation at or before now (None with another
+        alert source, or none)."""
+        return self.alert_source.storage if isinstance(self.alert_source, AlertEvaluator) else None
 
     def start(self) -> None:
         """Emit ``run.start`` (idempotent)."""

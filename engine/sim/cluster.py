@@ -197,7 +197,8 @@ def admitted_pod_fields(out: dict[str, Any], pod: Pod) -> None:
 _SIGTERM_HANDLED_EXIT = {"java": 143, "kotlin": 143}
 """Runtimes whose process installs a SIGTERM handler and exits 128 + 15 (the JVM's
 shutdown hooks)."""
-_SIGTERM_CLEAN_EXIT = {"redis", "valkey", "nginx", "envoy", "postgresql", "mysql", "mongodb", "kafka", "opensearch"}
+_SIGTERM_CLEAN_EXIT = {"redis", "valkey", "nginx", "envoy", "postgresql", "mysql", "mongodb", "kafka", "opensearch",
+                       "memcached", "rabbitmq"}
 """Servers that shut down cleanly on SIGTERM and exit 0 (reason Completed)."""
 
 

@@ -240,6 +240,12 @@ class LogFormatter:
             return f"{d:%Y-%m-%d %H:%M:%S} {lv:<5} {msg}"
         if lang == "elixir":
             return f"{d:%H:%M:%S}.{ms} [{lv.lower()}] {msg}"
+        if lang == "rabbitmq":
+            pid = f"<0.{int(t * 13) % 900 + 100}.0>"  # an Erlang process id
+            return f"{d:%Y-%m-%d %H:%M:%S}.{d.microsecond:06d}+00:00 [{lv.lower()}] {pid} {msg}"
+        if lang == "memcached":
+            # memcached writes bare messages to stderr, with no timestamp or level (memcached.c).
+            return msg
         if lang in ("redis", "valkey"):
             mark = {"WARN": "#", "ERROR": "#"}.get(lv, "*")
             return f"1:M {d:%d %b %Y %H:%M:%S}.{ms} {mark} {msg}"
@@ -329,6 +335,10 @@ class LogFormatter:
             ]
         if lang == "mongodb":
             return [(done, self.line(done, "info", "Waiting for connections", "NETWORK"))]
+        if lang == "memcached":
+            return []  # memcached logs nothing at start-up without -v
+        if lang == "rabbitmq":
+            return [(done, self.line(done, "info", "Server startup complete; 0 plugins started."))]
         if lang == "mysql":
             return [(done, self.line(done, "info", "mysqld: ready for connections. Version: '5.6.35'  "
                                      "socket: '/var/run/mysqld/mysqld.sock'  port: 3306"))]
@@ -364,6 +374,8 @@ class LogFormatter:
             return [(t, self.line(t, "info", "Application is shutting down...", "Microsoft.Hosting.Lifetime"))]
         if self.language == "nginx":
             return [(t, self.line(t, "info", "signal 15 (SIGTERM) received from 1, exiting"))]
+        if self.language == "memcached":
+            return [(t, self.line(t, "info", "Signal handled: Terminated."))]
         if self.language in ("go", "nodejs", "python", "ruby", "php", "rust", "cpp", "typescript"):
             return []  # PID 1 without a SIGTERM handler: the kubelet's SIGKILL ends it silently
         return [(t, self.line(t, "info", "received SIGTERM, shutting down"))]

@@ -6,6 +6,8 @@
   model before anything is sent, so the form and the agents' JSON Schema never disagree.
 * :class:`ConfirmCall` shows the exact call an act tool will make and starts on Cancel
   (k9s' delete dialog; lazygit: confirm what is hard to reverse).
+* :class:`QueryPrompt` is the PromQL prompt of ``query_metrics``: a query line, and a range
+  (blank: an instant query now) and step, as a dashboard's query editor asks for them.
 * :class:`HelpScreen` lists every key of the screen beneath with its binding id (for
   remapping); :class:`JumpScreen` is the ``:`` prompt; :class:`SeekScreen` asks for a
   run time.
@@ -14,7 +16,7 @@
 from __future__ import annotations
 
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 
@@ -258,6 +260,93 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_submit()
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of a duration as a dashboard's time picker takes it: ``15m``, ``1h``, ``90s``,
+    ``90``, ``1:30`` (see :func:`tui.model.parse_clock`), ``2h30m`` is not taken.
+
+    Raises:
+        ValueError: not a duration, or not more than zero.
+    """
+    raw = text.strip().lower()
+    seconds = float(raw[:-1]) * 3600.0 if raw.endswith("h") and raw[:-1].replace(".", "", 1).isdigit() \
+        else parse_clock(raw)
+    if seconds <= 0:
+        raise ValueError(f"not a duration: {text!r} (e.g. 15m, 1h, 90s)")
+    return seconds
+
+
+class QueryPrompt(ModalScreen[dict[str, Any] | None]):
+    """The PromQL prompt (module docstring); dismisses with ``query_metrics`` arguments or None.
+
+    Args:
+        now: the run time, seconds, when asked (a range ends now: its start is now minus the
+            range, read when the prompt is submitted).
+        history: queries made before, newest first (offered as completions).
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="query-cancel")]
+
+    def __init__(self, now: Callable[[], float], history: Sequence[str] = ()) -> None:
+        super().__init__(classes="dialog-screen")
+        self.now = now
+        self.history = list(history)
+
+    def compose(self) -> ComposeResult:
+        spec = TOOLS["query_metrics"]
+        with Vertical(id="dialog", classes="tier-read query"):
+            yield Label(Text.assemble((" READ ", "bold reverse"), " ", ("query_metrics", "bold"), "  PromQL"),
+                        id="dialog-title")
+            yield Input(placeholder='sum by (service) (rate(http_requests_total{code=~"5.."}[5m]))',
+                        id="query-input", suggester=SuggestFromList(self.history) if self.history else None)
+            with Horizontal(id="query-range-row"):
+                yield Label("range", classes="query-label")
+                yield Input(placeholder="instant (now); or 15m, 1h, 90s", id="query-range")
+                yield Label("step", classes="query-label")
+                yield Input(placeholder="auto", id="query-step")
+            yield Static(Text(spec.description, style="dim"), id="dialog-help")
+            yield Static("", id="form-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#query-input", Input).focus()
+
+    def values(self) -> dict[str, Any]:
+        """The arguments: ``query``, and ``start`` (now minus the range) and ``step`` for a range.
+
+        Raises:
+            ValueError: an empty query, a range or step that is not a duration, a step without a range.
+        """
+        query = self.query_one("#query-input", Input).value.strip()
+        if not query:
+            raise ValueError("type a PromQL query")
+        args: dict[str, Any] = {"query": query}
+        span = self.query_one("#query-range", Input).value.strip()
+        step = self.query_one("#query-step", Input).value.strip()
+        if span:
+            args["start"] = round(self.now() - parse_duration(span), 3)
+            if step:
+                args["step"] = parse_duration(step)
+        elif step:
+            raise ValueError("a step needs a range (e.g. 15m)")
+        return args
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        error = self.query_one("#form-error", Static)
+        try:
+            args = self.values()
+            TOOLS["query_metrics"].args.model_validate(args)
+        except ValidationError as exc:
+            error.update(Text("; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()),
+                              style="bold red"))
+            return
+        except ValueError as exc:
+            error.update(Text(str(exc), style="bold red"))
+            return
+        self.dismiss(args)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class ConfirmCall(ModalScreen[bool]):

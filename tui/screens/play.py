@@ -5,15 +5,16 @@ The run goes on the wall clock at 1x (``--practice``: faster, and pausable, reco
 running score -- stays hidden until the run ends; nothing on this screen reads
 ``fault.*`` or ``probe.result`` before then.
 
-Every operator tool is reachable by a key (see :data:`TOOL_KEYS`, ``?``) and from the
-command palette (``ctrl+p``). Read tools print into the output pane; reports are short
-forms (pick the alerts of an incident; service, category and artifact of a root cause);
-act tools and ``resolve_incident`` open a confirmation that starts on Cancel and shows
-the exact call. Every call goes through :meth:`engine.run.session.RunSession.call_tool` -- the
-same policy layer and event stream as an agent's -- and the run is sealed into the same
-bundle format. Forms start from what the cursor is on in the alerts pane (an alert: its
-service; an incident: the incident and its root-cause service). The notes pane is the
-player's workspace.
+Every operator tool is in the command palette (``ctrl+p``), and the usual ones have a key
+(see :data:`TOOL_KEYS`, ``?``); ``m`` opens the PromQL prompt of ``query_metrics``, whose
+answers the output pane draws as sparklines (a range) or bars (an instant vector). Read
+tools print into the output pane; reports are short forms (pick the alerts of an incident;
+service, category and artifact of a root cause); act tools and ``resolve_incident`` open
+a confirmation that starts on Cancel and shows the exact call. Every call goes through
+:meth:`engine.run.session.RunSession.call_tool` -- the same policy layer and event stream
+as an agent's -- and the run is sealed into the same bundle format. Forms start from what
+the cursor is on in the alerts pane (an alert: its service; an incident: the incident and
+its root-cause service). The notes pane is the player's workspace.
 
 At the end: the scorecard (numbers first), then the ground truth.
 """
@@ -36,7 +37,7 @@ from engine.run.session import RunSession
 from tui.messages import RunFinished, ScoreComputed, ToolDone
 from tui.model import fmt_clock
 from tui.screens.base import RunScreen
-from tui.screens.dialogs import NEEDS_CONFIRMATION, ConfirmCall, FormContext, ToolForm
+from tui.screens.dialogs import NEEDS_CONFIRMATION, ConfirmCall, FormContext, QueryPrompt, ToolForm
 from tui.screens.watch import next_speed
 from tui.session import UI_YIELD_S, EventFeed
 from tui.widgets.actions import ActionsPane
@@ -51,12 +52,13 @@ from tui.widgets.timeline import TimelinePane
 
 TOOL_KEYS: dict[str, str] = {
     "get_alerts": "a", "get_topology": "t", "kubectl_get": "k", "kubectl_describe": "d", "query_logs": "l",
-    "code_search": "c", "get_deploy_history": "h",
+    "query_metrics": "m", "code_search": "c", "get_deploy_history": "h",
     "report_incident": "i", "report_rca": "r", "resolve_incident": "v",
     "restart_pod": "x", "scale_deployment": "S", "rollback": "b", "deploy_patch": "D", "set_config": "C",
     "workspace_list": "W", "workspace_read": "w", "workspace_write": "N",
 }
-"""The key of every tool (binding id ``tool-<name>``, remappable)."""
+"""The key of every tool that has one (binding id ``tool-<name>``, remappable); every tool is
+in the command palette. ``m`` opens the PromQL prompt (:class:`tui.screens.dialogs.QueryPrompt`)."""
 FOOTER_TOOLS = ("report_incident", "report_rca", "rollback", "kubectl_get", "query_logs")
 GROUND_TRUTH_PANES = ("faults", "score")
 RECENT_ALERT_S = 600.0
@@ -103,6 +105,8 @@ class PlayScreen(RunScreen):
         self.pods: set[str] = set()
         self.outcome_text = ""
         self.tool_results: list[ToolDone] = []
+        self.queries: list[str] = []
+        """PromQL queries made, newest first (the prompt offers them as completions)."""
         self.sealed: RunFinished | None = None
         self._scorecard_shown = False
 
@@ -254,6 +258,9 @@ class PlayScreen(RunScreen):
             else:
                 self.run_tool(name, args)
 
+        if name == "query_metrics":
+            self.app.push_screen(QueryPrompt(lambda: self.session.now, self.queries), submitted)
+            return
         self.app.push_screen(ToolForm(name, self.form_context(name)), submitted)
 
     @work(thread=True, group="tools", exit_on_error=False, name="tool call")
@@ -267,7 +274,10 @@ class PlayScreen(RunScreen):
         result = message.result
         text = result.text()
         output = self.query_one(OutputPane)
-        output.show(message.t, message.tool, message.args, result.ok, text)
+        output.show(message.t, message.tool, message.args, result.ok, text, data=result.data)
+        if message.tool == "query_metrics":
+            query = str(message.args.get("query", ""))
+            self.queries = [query, *(q for q in self.queries if q != query)][:50]
         self.pods.update(m.group(1) for m in POD_RE.finditer(result.output[:20_000]))
         tier = TOOLS[message.tool].tier if message.tool in TOOLS else "read"
         if message.tool == "workspace_write" and message.args.get("path") == NOTES_FILE and result.ok:
@@ -380,6 +390,6 @@ class PlayScreen(RunScreen):
 
     def commands(self) -> Iterable[tuple[str, str, Any]]:
         for name, spec in TOOLS.items():
-            yield (f"Tool: {name}", f"[{spec.tier}] {spec.description} (key {TOOL_KEYS[name]})",
-                   lambda n=name: self.action_tool(n))
+            key = f" (key {TOOL_KEYS[name]})" if name in TOOL_KEYS else ""
+            yield (f"Tool: {name}", f"[{spec.tier}] {spec.description}{key}", lambda n=name: self.action_tool(n))
         yield from super().commands()
