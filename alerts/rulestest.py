@@ -29,11 +29,13 @@ those of ``cmd/promtool/unittest.go`` of Prometheus v2.42.0 (read at that tag):
 ``--run REGEX`` (from promtool 2.50; repeatable, the expressions joined with ``|``) runs only
 the test groups whose ``name`` matches (unanchored, as Go's ``regexp.MatchString``).
 
-Differences that remain (also in the README's "Your own rules"): PromQL syntax errors carry
-``promql-parser``'s message, not Go's (the common ``unexpected end of input`` after a binary
-operator is translated); promtool evaluates the groups not named in ``group_eval_order`` in
-random order (a Go map), this runner in file order; promtool's 10,000-sample query limit is not
-enforced; YAML syntax errors carry PyYAML's wording after ``yaml: line N:``.
+Differences that remain (also in the README's "Your own rules"): PromQL syntax errors whose
+position the message does not give keep ``promql-parser``'s wording (:func:`go_parse_message`
+translates the others); rule-file problems are all reported, each with its position (promtool:
+the first go-yaml error); a construct the embedded evaluator does not implement is refused at
+load; promtool evaluates the groups not named in ``group_eval_order`` in random order (a Go
+map), this runner in file order; promtool's 10,000-sample query limit is not enforced; YAML
+syntax errors carry PyYAML's wording after ``yaml: line N:``.
 """
 
 from __future__ import annotations
