@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from alerts.live import add_prometheus_config_arguments
+from alerts.rulestest import add_rules_test_arguments
 from engine.apps.cli import add_check_arguments, add_import_arguments
 from engine.apps.model import AppModelError, builtin_apps, load_app
 from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
@@ -503,6 +504,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = app_sub.add_parser("catalog", help="fault-catalog counts per category and code-bug subtype against "
                                            "SRE-Marathon's Table 3")
     add_catalog_arguments(p)
+
+    rules_p = sub.add_parser("rules", help="unit-test your own alert rules on the embedded evaluator")
+    rules_sub = rules_p.add_subparsers(dest="rules_command", metavar="SUBCOMMAND", required=True)
+    p = rules_sub.add_parser("test", help="run `promtool test rules` unit-test files, with promtool's output and "
+                                          "exit codes")
+    add_rules_test_arguments(p)
     return parser
 
 

@@ -505,9 +505,11 @@ class BinaryNode(Node):
             sig = self._signature(table, lid)
             if sig in right_sigs:
                 side = "left" if self.card == "one-to-many" else "right"
+                # Both series as Go's labels.String() prints them (__name__ inside the braces).
+                one, other = _fmt_pairs(table.pairs(lid)), _fmt_pairs(table.pairs(int(right[right_sigs[sig]])))
                 return QueryError(
                     f"found duplicate series for the match group {_fmt_pairs(sig)} on the {side} hand-side of the "
-                    f"operation: [{table.format(lid)}, {table.format(int(right[right_sigs[sig]]))}];many-to-many "
+                    f"operation: [{one}, {other}];many-to-many "
                     "matching not allowed: matching labels must be unique on one side")
             right_sigs[sig] = j
         raise AssertionError("no duplicate signature")
