@@ -95,7 +95,7 @@ from typing import Any
 import numpy as np
 
 from engine.apps.builds import CONFIG_SUFFIXES, build_seconds
-from engine.apps.model import load_app, source_root
+from engine.apps.model import is_shipped_app, load_app, source_root
 from faults import noise as background
 from faults import people
 from faults.schedule import (
@@ -325,6 +325,9 @@ class _Benign:
             self.files[name] = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
                                       if p.is_file() and p.suffix in _COMMENT and "__pycache__" not in p.parts)
         self.sizes = _diff_sizes(cat, app_name)
+        self.shipped = is_shipped_app(app_name)
+        """A user's app may give source for some services only: its benign code changes go to
+        those (a shipped app's every service has a tree; its schedules stay as they were)."""
         self.level: dict[str, str] = {}
         self.prior: dict[tuple[str, int], str] = {}
         self.model = app
@@ -393,7 +396,8 @@ class _Benign:
                     self.live[(service, kind)] = at
                     return got
             elif kind == "code":
-                ok = [s for s in self.services if s not in no_change and s not in no_code]
+                ok = [s for s in self.services if s not in no_change and s not in no_code
+                      and (self.shipped or self.files.get(s))]
                 if not ok:
                     continue
                 service = ok[int(rng.choice(len(ok), p=np.asarray(people.service_weights(self.cat, ok))))]

@@ -48,7 +48,9 @@ Left out, and why (each generated file's header repeats it):
   make a fault the app does not have; a cache or cart that simply starts empty fails no
   request, so no probe could judge it (Online Boutique's catalog header says the same).
 * **secret rotation**: what stale credentials do is again an effect the model cannot tell.
-* **code changes**: they need the service's source (``--source``, not implemented).
+* **code changes** of a service without source: they need its tree (``--source SERVICE=PATH``
+  or ``src/<service>/`` in the app directory); with one, :mod:`faults.codegen` adds
+  mutation-style code-change faults.
 
 Every fault's symptom probe is a route of the model whose call tree reaches the target
 through calls the callers need (not optional, not asynchronous): the route with the largest
@@ -71,6 +73,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engine.apps.model import AppModel, Operation, Probe, Service
@@ -95,7 +98,8 @@ LEFT_OUT = (
     "store restart with data loss: what the lost data does to requests is an effect the model does not state "
     "(which service seeds a store at start-up); a store that simply starts empty fails no request",
     "secret rotation: what stale credentials do is an effect the model does not state",
-    "code changes: they need the service's source tree (--source is not implemented)",
+    "code changes, for services without a source tree: they need the service's source (faults generate "
+    "--source SERVICE=PATH, or src/SERVICE/ in the app directory; faults/codegen.py)",
 )
 
 _EXPECTED = {
@@ -205,7 +209,8 @@ def _probe(base: Probe | None, port: int, **extra: Any) -> dict[str, Any]:
     return out
 
 
-def generic_catalog(app: AppModel, placement: Mapping[str, Sequence[str]] | None = None) -> GenericCatalog:
+def generic_catalog(app: AppModel, placement: Mapping[str, Sequence[str]] | None = None,
+                    source: Path | None = None) -> GenericCatalog:
     """The generic catalog of ``app`` (module docstring).
 
     Args:
@@ -214,6 +219,9 @@ def generic_catalog(app: AppModel, placement: Mapping[str, Sequence[str]] | None
             the simulator: placement does not depend on the seed); node faults and zone
             outages need it and are left out without it. Nodes are named
             ``node-<zone letter>-<n>`` (zone ``a`` is the app's first zone).
+        source: the app's source root (``source/<service>/...``, :func:`engine.apps.model.source_root`),
+            or None: with it, each service with a tree gets code-change faults
+            (:func:`faults.codegen.code_faults`, after the service faults).
 
     Returns:
         The catalog data, faults in a stable order (per service in name order: its
@@ -380,6 +388,13 @@ def generic_catalog(app: AppModel, placement: Mapping[str, Sequence[str]] | None
                                                  f"{caller} -> {callee}", "runtime", "network-delay", callee, via,
             ("network", f"{caller}->{callee}"), {"action": "restart-pods"}, "loss",
             runtime={"caller": caller, "delay_ms": LOSS_DELAY_MS, "drop": LOSS_DROP})
+    if source is not None:
+        from faults.codegen import code_faults
+
+        code, code_skipped = code_faults(app, source, {s.name: routes_to(s.name) for s in app.services
+                                                       if s.in_application and s.workload == "Deployment"})
+        faults.extend(code)
+        skipped.extend(code_skipped)
     if placement is None:
         skipped.append(("node and zone faults", "no pod placement given"))
         return GenericCatalog({"app": app.name, "faults": faults}, skipped)

@@ -634,6 +634,14 @@ APP_DIR_MODEL = "app.yaml"
 """The app model file of an app directory (``--app DIR``)."""
 APP_DIR_CATALOG = "catalog.yaml"
 """The fault catalog file of an app directory (``--app DIR``; :func:`faults.spec.app_catalog`)."""
+APP_DIR_SOURCE = "src"
+"""The source trees of an app directory's services: ``src/<service>/`` beside ``app.yaml``
+(:func:`source_root`; ``marathon faults generate --source SERVICE=PATH`` copies them there)."""
+
+_SOURCES: dict[str, Path] = {}
+"""User apps' source roots by model name, registered as their ``app.yaml`` loads."""
+_BOUND_SOURCES: dict[str, Path] = {}
+"""Source roots bound by :func:`bind_source` (a bundle's replay), by model name."""
 
 _CACHE: dict[str, AppModel] = {}
 _BOUND: dict[str, AppModel] = {}
@@ -687,7 +695,23 @@ def load_app(name_or_path: str) -> AppModel:
     path = app_model_path(name_or_path)
     app = load_app_file(path)
     _CACHE[name_or_path] = app
+    _register_source(path, app)
     return app
+
+
+def _register_source(path: Path, app: AppModel) -> None:
+    if path.name == APP_DIR_MODEL and (path.parent / APP_DIR_SOURCE).is_dir() and app.name not in builtin_apps():
+        _SOURCES[app.name] = path.parent / APP_DIR_SOURCE
+
+
+def register_source(ref: str) -> None:
+    """Take note of the ``src/`` an app directory gained after its model loaded (``faults
+    generate --source`` writes it), for :func:`source_root`.
+
+    Raises:
+        KeyError, AppModelError: as :func:`load_app`.
+    """
+    _register_source(app_model_path(ref), load_app(ref))
 
 
 @contextmanager
@@ -699,6 +723,49 @@ def bind_app(ref: str, model: AppModel) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def bind_source(app: str, root: Path) -> Iterator[None]:
+    """Make :func:`source_root` answer ``root`` for the app named ``app`` inside the block: a
+    bundle's replay runs the source tree the bundle carries (``src/<service>/``), whatever the
+    user's directory now holds or whether it still exists."""
+    with bound(_BOUND_SOURCES, app, root):
+        yield
+
+
 def source_root(app: str) -> Path:
-    """Directory holding the initial source tree of each service of a shipped app."""
+    """Directory holding the initial source tree of each service (``<root>/<service>/``).
+
+    ``app`` is a model name or an app reference (a user's file or directory: its model's
+    name). In order: a root bound by
+    :func:`bind_source`; for a user's app, the ``src/`` directory beside the ``app.yaml`` it
+    was loaded from (:data:`APP_DIR_SOURCE`; registered by :func:`load_app`); else the shipped
+    app's tree in the package (a directory that does not exist for a user's app without
+    source: its services then have no files).
+    """
+    if app in _BOUND_SOURCES:
+        return _BOUND_SOURCES[app]
+    if app in _SOURCES:
+        return _SOURCES[app]
+    if app not in builtin_apps() and (app in _BOUND or os.sep in app or Path(app).suffix in (".yaml", ".yml")
+                                      or Path(app).is_dir()):
+        try:  # a user's app reference (file or directory): its model's name keys the tree
+            name = load_app(app).name
+        except (KeyError, AppModelError):
+            name = app
+        if name != app:
+            return source_root(name)
     return Path(str(resources.files(APPS_PACKAGE).joinpath("src", app)))
+
+
+def app_source_root(ref: str) -> Path | None:
+    """The source root of the app reference ``ref`` when it is a user's app with a source tree
+    (``src/`` beside its ``app.yaml``), else None (shipped apps' trees are in the package).
+
+    Raises:
+        KeyError, AppModelError: as :func:`load_app`.
+    """
+    if is_shipped_app(ref):
+        return None
+    name = load_app(ref).name
+    root = _BOUND_SOURCES.get(name) or _SOURCES.get(name)
+    return root if root is not None and root.is_dir() else None

@@ -1,7 +1,9 @@
 """``marathon faults generate`` and ``marathon faults qualify``: fault catalogs for any app.
 
-* ``generate --app APP|FILE|DIR -o catalog.yaml [--qualify]`` writes the generic catalog of an
-  app model (:mod:`faults.generic`), with the pod placement read from a warm-started simulator
+* ``generate --app APP|FILE|DIR -o catalog.yaml [--source SERVICE=PATH]... [--qualify]`` writes
+  the generic catalog of an app model (:mod:`faults.generic`; with code-change faults from the
+  services' source trees, :mod:`faults.codegen`: ``--source`` copies each tree into the app
+  directory's ``src/SERVICE/``, where every command finds it), with the pod placement read from a warm-started simulator
   (it does not depend on the seed) for the node and zone faults. With ``--qualify`` only the
   faults that pass qualification are written; the others are listed in the file's header with
   the trial they failed.
@@ -29,7 +31,16 @@ from typing import Any
 
 import yaml
 
-from engine.apps.model import AppModel, AppModelError, load_app
+from engine.apps.model import (
+    APP_DIR_MODEL,
+    APP_DIR_SOURCE,
+    AppModel,
+    AppModelError,
+    app_source_root,
+    builtin_apps,
+    load_app,
+    register_source,
+)
 from engine.cliargs import add_app_arguments
 from faults.spec import Catalog, CatalogError, FaultSpec, app_catalog, bind_catalog, parse_catalog
 
@@ -154,6 +165,64 @@ def _model(args: argparse.Namespace) -> AppModel | None:
         return None
 
 
+SOURCE_SKIP_DIRS = frozenset({".git", "node_modules", "vendor", "__pycache__", "target", "bin", "obj", "dist",
+                              "build", ".venv", "venv"})
+"""Directories ``--source`` does not copy (VCS data, dependencies, build output)."""
+SOURCE_MAX_FILE = 256 * 1024
+"""Largest file ``--source`` copies, bytes (larger ones are generated or data, not code a commit edits)."""
+
+
+def copy_sources(app: str, specs: Sequence[str]) -> list[Path]:
+    """Copy each ``SERVICE=PATH`` tree's UTF-8 text files into the app directory's
+    ``src/SERVICE/`` (replacing what was there), so the app directory -- and the bundles of its
+    runs -- carry the source its code-change faults apply to. Skips :data:`SOURCE_SKIP_DIRS`,
+    hidden directories, binary files and files over :data:`SOURCE_MAX_FILE`.
+
+    Returns:
+        The service directories written.
+
+    Raises:
+        ValueError: a spec without ``=``, a PATH that is not a directory, or an app that is
+            not a directory (or its ``app.yaml``).
+    """
+    import shutil
+
+    base = Path(app)
+    if base.is_file() and base.name == APP_DIR_MODEL:
+        base = base.parent
+    if not (base / APP_DIR_MODEL).is_file():
+        raise ValueError(f"--source needs --app DIR (a directory holding {APP_DIR_MODEL}): its {APP_DIR_SOURCE}/ "
+                         f"keeps the copied source beside the model; {app} is not one")
+    written: list[Path] = []
+    for spec in specs:
+        service, sep, src = spec.partition("=")
+        if not sep or not service or not src or "/" in service:
+            raise ValueError(f"--source {spec!r}: expected SERVICE=PATH")
+        root = Path(src)
+        if not root.is_dir():
+            raise ValueError(f"--source {spec!r}: {src} is not a directory")
+        dest = base / APP_DIR_SOURCE / service
+        if dest.resolve() == root.resolve():
+            written.append(dest)
+            continue
+        if dest.exists():
+            shutil.rmtree(dest)
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            if not path.is_file() or any(p in SOURCE_SKIP_DIRS or p.startswith(".") for p in rel.parts[:-1]) \
+                    or path.stat().st_size > SOURCE_MAX_FILE:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+            out = dest / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        written.append(dest)
+    return written
+
+
 def cmd_faults_generate(args: argparse.Namespace) -> int:
     """``marathon faults generate`` (module docstring)."""
     from faults.generic import generic_catalog, header
@@ -161,7 +230,22 @@ def cmd_faults_generate(args: argparse.Namespace) -> int:
     model = _model(args)
     if model is None:
         return 2
-    gen = generic_catalog(model, placement(args.app))
+    if args.source:
+        unknown = sorted({spec.partition("=")[0] for spec in args.source} - set(model.service_names()))
+        if model.name in builtin_apps():
+            print(f"marathon: {args.app}: --source needs a model of its own name (not the shipped {model.name!r}, "
+                  "whose source is the package's)", file=sys.stderr)
+            return 2
+        if unknown:
+            print(f"marathon: --source: no service {', '.join(unknown)} in {args.app}", file=sys.stderr)
+            return 2
+        try:
+            copy_sources(args.app, args.source)
+        except ValueError as exc:
+            print(f"marathon: {exc}", file=sys.stderr)
+            return 2
+        register_source(args.app)
+    gen = generic_catalog(model, placement(args.app), app_source_root(args.app))
     try:
         catalog = parse_catalog(gen.data, f"<generic catalog of {args.app}>", model)
     except CatalogError as exc:  # a model the rules do not fit: say so rather than write a broken file
@@ -196,7 +280,7 @@ def cmd_faults_qualify(args: argparse.Namespace) -> int:
         if args.catalog is not None:
             print(f"marathon: no such catalog file {args.catalog}", file=sys.stderr)
             return 2
-        gen = generic_catalog(model, placement(args.app))
+        gen = generic_catalog(model, placement(args.app), app_source_root(args.app))
         data, skipped = gen.data, gen.skipped
         catalog = parse_catalog(gen.data, f"<generic catalog of {args.app}>", model)
         print(f"marathon: {args.app} has no catalog: qualifying its generic catalog ({len(catalog.faults)} "
@@ -232,6 +316,9 @@ def add_faults_arguments(sub: Any) -> None:
     p = sub.add_parser("generate", help="write the generic fault catalog of any app model")
     add_app_arguments(p, None, catalog=False)
     p.add_argument("-o", "--output", required=True, help="the catalog file to write")
+    p.add_argument("--source", action="append", metavar="SERVICE=PATH",
+                   help="the service's source tree (repeatable): copied into the app directory's src/SERVICE/, "
+                        "where code-change faults are generated from (faults/codegen.py)")
     p.add_argument("--qualify", action="store_true", help="write only the faults that pass qualification (the "
                                                           "others are listed in the header)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

@@ -37,7 +37,7 @@ from alerts.rules import DEFAULT_PACK, load_pack, pack_files, pack_identity
 from alerts.series import SeriesStore
 from engine.apps.model import Probe, Resources
 from engine.bundle.events import Event, EventStream
-from engine.bundle.layout import APP_FILE, RULES_DIR, RUN_FILE, SCHEDULE_FILE, schedule_digest
+from engine.bundle.layout import APP_FILE, RULES_DIR, RUN_FILE, SCHEDULE_FILE, SOURCE_DIR, schedule_digest
 from engine.operate.invocation import Invocation, NoopOperator, Operator, OperatorChannel, RunState, run_invocation
 from engine.operate.tools import ToolBox, ToolResult
 from engine.operate.workspace import Workspace
@@ -271,6 +271,8 @@ class Orchestrator:
             self.recorder = HiddenRecorder(run_dir) if hide_truth else RunRecorder(run_dir)
             self.recorder.write_file(SCHEDULE_FILE, self.schedule_text, secret=True)
             self.recorder.write_file(APP_FILE, _app_model_text(schedule.app))
+            for rel, text in _app_source_files(schedule.app):
+                self.recorder.write_file(f"{SOURCE_DIR}/{rel}", text)
             if alert_source is not None:
                 for path in pack_files(rules):
                     self.recorder.write_file(f"{RULES_DIR}/{path.name}", path.read_text(encoding="utf-8"))
@@ -733,6 +735,25 @@ class Orchestrator:
         if health:
             lines += ["", *health]
         return "\n".join(lines)
+
+
+def _app_source_files(app: str) -> list[tuple[str, str]]:
+    """``(<service>/<path>, text)`` of every UTF-8 file of a user's app source tree (``src/``
+    beside its ``app.yaml``), so the bundle carries what its code changes apply to; none for a
+    shipped app (its tree is in the package) or an app without source."""
+    from engine.apps.model import app_source_root
+
+    root = app_source_root(app)
+    out: list[tuple[str, str]] = []
+    if root is None:
+        return out
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            try:
+                out.append((path.relative_to(root).as_posix(), path.read_text(encoding="utf-8")))
+            except UnicodeDecodeError:
+                continue  # binary assets: the simulated repositories skip them too
+    return out
 
 
 def _app_model_text(app: str) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +35,7 @@ import yaml
 
 from engine.bundle.events import Event
 from engine.bundle.format import seal
-from engine.bundle.layout import APP_FILE, CATALOG_FILE, COUNTERFACTUAL_FILE, SCHEDULE_FILE
+from engine.bundle.layout import APP_FILE, CATALOG_FILE, COUNTERFACTUAL_FILE, SCHEDULE_FILE, SOURCE_DIR
 
 
 def catalog_entries(app: str, schedule_text: str) -> dict[str, Any]:
@@ -133,8 +134,9 @@ def seal_run(run_dir: str | Path, *, recover: bool = False, out: str | Path | No
 @contextmanager
 def carried_inputs(bundle: Any, app: str, source: str) -> Iterator[bool]:
     """Inside the block, the app reference ``app`` of a user's app (not a shipped one) loads the
-    app model and the catalog entries the bundle carries (``app.yaml``, ``catalog.yaml``:
-    :func:`engine.apps.model.bind_app`, :func:`faults.spec.bind_catalog`), whatever the user's
+    app model, the source tree and the catalog entries the bundle carries (``app.yaml``,
+    ``src/<service>/...``, ``catalog.yaml``: :func:`engine.apps.model.bind_app`,
+    :func:`engine.apps.model.bind_source`, :func:`faults.spec.bind_catalog`), whatever the user's
     files now hold or whether they still exist, so a replay re-executes what was run. Yields
     whether it bound anything (False for a shipped app, whose inputs replay compares with the
     installation instead, and for a bundle that carries no model).
@@ -147,7 +149,7 @@ def carried_inputs(bundle: Any, app: str, source: str) -> Iterator[bool]:
     Raises:
         engine.apps.model.AppModelError, faults.spec.CatalogError: a carried input that does not load.
     """
-    from engine.apps.model import bind_app, is_shipped_app, parse_app
+    from engine.apps.model import bind_app, bind_source, is_shipped_app, parse_app
     from engine.inputs.safeyaml import parse_yaml
     from faults.spec import bind_catalog, parse_catalog
 
@@ -158,6 +160,14 @@ def carried_inputs(bundle: Any, app: str, source: str) -> Iterator[bool]:
     model = parse_app(parse_yaml(bundle.read_text(APP_FILE)), f"{source}:{APP_FILE}")
     with contextlib.ExitStack() as stack:
         stack.enter_context(bind_app(app, model))
+        sources = sorted(n for n in names if n.startswith(f"{SOURCE_DIR}/"))
+        if sources:  # the source tree the run's code changes applied to, whatever the user's now holds
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="marathon-src-")))
+            for name in sources:
+                dest = tmp / name[len(SOURCE_DIR) + 1:]
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_text(bundle.read_text(name), encoding="utf-8")
+            stack.enter_context(bind_source(model.name, tmp))
         if CATALOG_FILE in names:
             catalog = parse_catalog(parse_yaml(bundle.read_text(CATALOG_FILE)), f"{source}:{CATALOG_FILE}", model)
             stack.enter_context(bind_catalog(app, catalog))
