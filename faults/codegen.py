@@ -117,8 +117,9 @@ class Mutation:
 
 
 def _code(line: str) -> str:
-    """The line with string literals blanked (operators inside strings are not code)."""
-    return _STRING.sub(lambda m: '""', line)
+    """The line with the insides of string literals blanked to ``_`` (same length, so offsets
+    found in it apply to the line; operators and numbers inside strings are not code)."""
+    return _STRING.sub(lambda m: m.group()[0] + "_" * (len(m.group()) - 2) + m.group()[-1], line)
 
 
 def _function(lang: str, lines: list[str], i: int) -> str:
@@ -133,18 +134,20 @@ def _function(lang: str, lines: list[str], i: int) -> str:
 
 def _constant(lang: str, line: str) -> tuple[str, str, str] | None:
     code = _code(line)
-    if code != line and _STRING.search(line) and _NUMBER.search(_STRING.sub("", line)) is None:
+    if _CONDITION.match(code) or code.lstrip().startswith(("return", "case ", "[")):
+        return None  # a comparison or an attribute, not a setting
+    name_m = re.search(r"([A-Za-z_][\w.]*)\s*(?::=|=(?!=)|:)", code)
+    if name_m is None:
         return None
-    m = _CONST_NAME.search(code)
+    m = _CONST_NAME.search(name_m.group(1))
     if m is None:
-        return None
-    name_m = re.search(r"([A-Za-z_][\w.]*)\s*(?::=|=|:)", code)
-    name = name_m.group(1) if name_m else m.group(1)
+        return None  # the constant's own name says what it sets
+    name = name_m.group(1)
     what = "port" if "port" in m.group(1).lower() else "timeout" if re.search(
         r"(?i)timeout|deadline|ttl|backoff", m.group(1)) else "limit"
     if lang == "go" and what == "timeout" and "time.Second" in code and code.count("time.Second") == 1:
         return what, name, line.replace("time.Second", "time.Millisecond")
-    nums = [n for n in _NUMBER.finditer(code) if n.start() > m.start()]
+    nums = [n for n in _NUMBER.finditer(code) if n.start() > name_m.end()]
     if len(nums) != 1:
         return None
     n = nums[0]
@@ -172,14 +175,17 @@ def _comparison(lang: str, line: str) -> tuple[str, str] | None:
         op = ops[0]
         return "comparison", line[:op.start()] + _TURN[op.group(1)] + line[op.end():]
     if len(logic) == 1 and not re.search(r"\|\||\bor\b", code):
-        new = "||" if logic[0] == "&&" else "or"
-        return "condition", re.sub(r"&&|\band\b", new, line, count=1)
+        at = re.search(r"&&|\band\b", code)
+        assert at is not None
+        return "condition", line[:at.start()] + ("||" if at.group() == "&&" else "or") + line[at.end():]
     return None
 
 
-def _parse(lang: str, line: str) -> tuple[str, str] | None:
+def _parse(lang: str, line: str, text: str) -> tuple[str, str] | None:
     code = _code(line)
     for pattern, repl in _PARSE[lang]:
+        if "EOF" in repl and not ('"errors"' in text and '"io"' in text):
+            continue  # the new line needs errors and io: only where the file imports them
         hits = list(pattern.finditer(code))
         if len(hits) == 1 and len(list(pattern.finditer(line))) == 1:
             new = pattern.sub(repl, line, count=1)
@@ -208,7 +214,7 @@ def mutations(rel: str, text: str) -> list[Mutation]:
         cmp_ = _comparison(lang, line)
         if cmp_ is not None:
             found.append(("feature-logic", cmp_[0], cmp_[1], ""))
-        p = _parse(lang, line)
+        p = _parse(lang, line, text)
         if p is not None:
             found.append(("type-validation", p[0], p[1], ""))
         for subtype, what, new, name in found:
