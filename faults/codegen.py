@@ -107,7 +107,7 @@ class Mutation:
     """1-based number of the mutated line."""
     subtype: str
     what: str
-    """``timeout``, ``limit``, ``port``, ``comparison``, ``parse``, ``null-check``."""
+    """``timeout``, ``limit``, ``port``, ``comparison``, ``equality``, ``condition``, ``parse``, ``null-check``."""
     find: str
     replace: str
     function: str
@@ -173,7 +173,8 @@ def _comparison(lang: str, line: str) -> tuple[str, str] | None:
     logic = re.findall(r"&&|\band\b", code)
     if len(ops) == 1 and not re.search(r"\|\||\bor\b|&&|\band\b", code):
         op = ops[0]
-        return "comparison", line[:op.start()] + _TURN[op.group(1)] + line[op.end():]
+        what = "equality" if op.group(1) in ("==", "!=") else "comparison"
+        return what, line[:op.start()] + _TURN[op.group(1)] + line[op.end():]
     if len(logic) == 1 and not re.search(r"\|\||\bor\b", code):
         at = re.search(r"&&|\band\b", code)
         assert at is not None
@@ -241,6 +242,7 @@ def _summary(svc: str, m: Mutation) -> str:
         "limit": f"chore({svc}): lower {m.name} to bound memory under load",
         "port": f"config({svc}): align {m.name} with the chart's port",
         "comparison": f"fix({svc}): off-by-one in the bounds check{where}",
+        "equality": f"refactor({svc}): return early{where}",
         "condition": f"refactor({svc}): simplify the guard{where}",
         "parse": f"refactor({svc}): use the narrower parse{where}",
         "null-check": f"refactor({svc}): tidy the empty-value check{where}",
@@ -256,6 +258,7 @@ def _log(svc: str, m: Mutation) -> dict[str, Any]:
         "limit": f"{m.name} exceeded",
         "port": "connect: connection refused",
         "comparison": f"{func}: invalid state",
+        "equality": f"{func}: invalid state",
         "condition": f"{func}: invalid state",
         "parse": "value out of range" if lang == "go" else "invalid number format",
         "null-check": "unexpected EOF" if lang == "go" else f"cannot read properties of undefined ({func})",
