@@ -47,7 +47,8 @@ import numpy as np
 
 from alerts.health import RuleHealth, RuleHealthChange, RuleHealthTracker
 from alerts.history import AlertHistory
-from alerts.promql.engine import EvalContext, instant_query
+from alerts.promql.budget import check_budget
+from alerts.promql.engine import EvalContext, compile_query
 from alerts.promql.labels import METRIC_NAME, LabelTable, fingerprint, has_duplicates
 from alerts.promql.storage import FloatArray, IntArray, Storage, to_ms
 from alerts.promql.values import PromQLError, QueryError, Vector
@@ -65,6 +66,13 @@ _MEMO_LIMIT = 4096
 
 RESOLVED_RETENTION_S = 900.0
 """alerting.go ``resolvedRetention``: a resolved alert is kept 15 minutes."""
+
+MAX_TEMPLATE_CHARS = 4096
+"""Longest expanded label or annotation a run keeps, characters. Prometheus sets no bound; an
+alert's text reaches every event, bundle and agent prompt, so a run cuts a longer one (a real
+Alertmanager receiver cuts too: Slack at 3,000 characters of a field, PagerDuty at 1,024 of a
+summary). Real rule packs stay far below: the longest annotation template of the shipped packs is 374
+characters."""
 
 
 def _setdiff(a: IntArray, b: IntArray) -> IntArray:
@@ -193,6 +201,9 @@ class AlertEvaluator:
         lookback_s: instant-vector lookback, seconds (Prometheus' 5 minutes).
         external_labels: ``$externalLabels`` for templates.
         record_history: keep an :class:`AlertHistory` of every transition.
+        max_template_chars: longest expanded label or annotation, characters (None: no
+            bound, as Prometheus and promtool; ``marathon rules test`` uses None).
+            Longer ones are cut there with a note (:data:`MAX_TEMPLATE_CHARS`).
 
     Raises:
         RuleFileError: the rule file does not load.
@@ -200,7 +211,8 @@ class AlertEvaluator:
 
     def __init__(self, rules: RuleSet | str | Path | None = None, *, interval_s: float = 15.0,
                  lookback_s: float = 300.0, external_labels: Mapping[str, str] | None = None,
-                 external_url: str = "", record_history: bool = True) -> None:
+                 external_url: str = "", record_history: bool = True,
+                 max_template_chars: int | None = MAX_TEMPLATE_CHARS) -> None:
         if rules is None:
             rules = load_pack()
         elif not isinstance(rules, RuleSet):
@@ -210,6 +222,7 @@ class AlertEvaluator:
         self.lookback_ms = to_ms(lookback_s)
         self.external_labels = dict(external_labels or {})
         self.external_url = external_url
+        self.max_template_chars = max_template_chars
         self.storage = Storage(rows=512, cols=32768)  # capacity costs no memory until used
         self.history = AlertHistory() if record_history else None
         self._states = [[_RuleState(r) for r in g.rules] for g in rules.groups]
@@ -409,12 +422,26 @@ class AlertEvaluator:
         st.write(t_ms, cols, vals, gone)
         state.series = lids
 
+    def _cap(self, text: str) -> str:
+        """``text`` cut at :attr:`max_template_chars` characters, with a note of what was cut."""
+        cap = self.max_template_chars
+        if cap is None or len(text) <= cap:
+            return text
+        return f"{text[:cap]}... [{len(text) - cap:,} more characters cut by the embedded evaluator]"
+
     def _template_query(self, ctx: EvalContext) -> QueryFunc:
         """The templates' ``query``: an instant query at the evaluation time (Prometheus'
-        ``EngineQueryFunc``: a vector, or a scalar as one sample without labels)."""
+        ``EngineQueryFunc``: a vector, or a scalar as one sample without labels), seeing no
+        sample after it, and refused (an expansion error) over :mod:`alerts.promql.budget`."""
         def query(text: str) -> list[tuple[dict[str, str], float]]:
             try:
-                res = instant_query(text, self.storage, ctx.t_ms, lookback_ms=self.lookback_ms)
+                node = compile_query(text)
+                # Prometheus stops a template's query at --query.max-samples; the embedded
+                # evaluator refuses one over the deterministic budget before evaluating it
+                check_budget(node, self.storage, 1, ctx.subquery_step_ms, who="an alert template's query")
+                with np.errstate(all="ignore"):
+                    res = node.eval(EvalContext(self.storage, ctx.t_ms, self.lookback_ms, ctx.t_ms, ctx.t_ms,
+                                                ctx.subquery_step_ms, ctx.horizon_ms))
             except (ValueError, PromQLError) as exc:
                 raise ValueError(str(exc)) from None
             except (KeyboardInterrupt, SystemExit):
@@ -465,7 +492,7 @@ class AlertEvaluator:
                 data = TemplateData(labels, value, self.external_labels, self.external_url, query)
                 final = {k: v for k, v in labels.items() if k != METRIC_NAME}
                 for name, tmpl in rule.label_templates.items():
-                    expanded = tmpl.expand(data)
+                    expanded = self._cap(tmpl.expand(data))
                     if expanded:
                         final[name] = expanded
                     else:
@@ -490,6 +517,8 @@ class AlertEvaluator:
                     annotations = {k: static[k] if k in static else t.expand(data) for k, t in templates.items()}
                 else:
                     annotations = {k: t.expand(data) for k, t in templates.items()}
+                if self.max_template_chars is not None:
+                    annotations = {k: self._cap(v) for k, v in annotations.items()}
                 ann_memo[akey] = annotations
             fresh[fp] = (final, annotations, value)
         state.fresh_key, state.fresh = key, fresh

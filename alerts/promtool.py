@@ -104,7 +104,7 @@ def staggered(evaluator: AlertEvaluator, *, interval_s: float = 15.0, gap_s: flo
     start = t0 - (max(per_name.values(), default=0) + 1) * step - -(-gap_ms // step) * step
     out = AlertEvaluator(evaluator.rules, interval_s=evaluator.interval_s, lookback_s=evaluator.lookback_ms / 1000.0,
                          external_labels=evaluator.external_labels, external_url=evaluator.external_url,
-                         record_history=False)
+                         record_history=False, max_template_chars=None)
     states = src.state[:n]
     rank: dict[str, int] = {}
     steps: list[list[int]] = []  # the positions in ``cols`` created at each prefix step

@@ -126,7 +126,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     except (ValueError, KeyError) as exc:
         raise ScoreError(f"{path}: {exc}") from None
     score.replayed = replay_status(report.head)
-    score.custom_schedule = not _generated_schedule(meta, bundle.schedule_text)
+    score.custom_schedule = not _generated_schedule(meta, model)
     return score, events
 
 
@@ -148,21 +148,28 @@ def _resimulated(noop: NoopProvider | None, meta: dict[str, Any], bundle: Any, p
     return result
 
 
-def _generated_schedule(meta: dict[str, Any], schedule_text: str = "") -> bool:
+def _generated_schedule(meta: dict[str, Any], model: Any = None) -> bool:
     """Whether the run replayed the schedule this engine generates for its app, regime and seed
-    (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart). A user's
-    app is generated again from its files (and the catalog file its schedule names), when they
-    are still there: the bundle carries only the catalog entries the schedule drew."""
+    (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart).
+
+    Decided from the bundle alone, never from files where the scorer runs: only a shipped app
+    (its name in ``run.start``, and the model the bundle carries equal to the installed one)
+    has a public schedule to compare with. A user's app -- a file or directory, or a model
+    that merely takes a shipped app's name -- is always ranked apart: the bundle carries only
+    the catalog entries its schedule drew, so no scorer can regenerate its schedule.
+    """
+    from engine.apps.model import builtin_app_path, builtin_apps, load_app_file
     from engine.bundle.layout import schedule_digest
-    from engine.inputs.safeyaml import parse_yaml
     from faults.generator import generate
     from faults.schedule import dump_schedule
 
+    app = str(meta.get("app", ""))
+    if app not in builtin_apps():
+        return False
     try:
-        recorded = parse_yaml(schedule_text) if schedule_text else {}
-        catalog = recorded.get("catalog") if isinstance(recorded, dict) else None
-        expected = dump_schedule(generate(str(meta["app"]), int(meta["seed"]), str(meta["regime"]),
-                                          catalog_file=catalog if isinstance(catalog, str) else None))
+        if model is not None and model != load_app_file(builtin_app_path(app)):
+            return False
+        expected = dump_schedule(generate(app, int(meta["seed"]), str(meta["regime"])))
     except Exception:  # an app, regime or seed this engine cannot generate: not a public schedule
         return False
     return schedule_digest(expected) == meta.get("schedule_sha256")

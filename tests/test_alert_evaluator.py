@@ -124,3 +124,43 @@ def test_alerts_package_never_imports_a_ui_toolkit() -> None:
             "assert not bad, bad\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stderr
+
+
+BOUNDED = """
+groups:
+  - name: g
+    rules:
+      - alert: Wide
+        expr: x > 0
+        labels: {wide: '{{ printf "%5000d" 1 }}'}
+        annotations:
+          summary: '{{ printf "%99999d" 7 }}'
+          heavy: '{{ range query "count_over_time(x[100d:1s])" }}{{ .Value }}{{ end }}'
+          light: '{{ with query "sum(x)" }}{{ . | first | value }}{{ end }}'
+"""
+
+
+def _bounded_alert(max_template_chars: int | None) -> AlertTransition:
+    ev = AlertEvaluator(load_rule_text(BOUNDED, "b.yaml"), max_template_chars=max_template_chars)
+    out: list[AlertTransition] = []
+    for k in range(3):
+        ev.ingest_samples(15.0 * k, [({"__name__": "x", "job": "api"}, 2.0)])
+        out += ev.evaluate(15.0 * k)
+    return out[-1]
+
+
+def test_a_templates_query_is_refused_over_the_sample_budget_and_expands_to_an_error() -> None:
+    # 100 days at 1 s: 8.6 M subquery steps; before the budget this evaluated for minutes
+    alert = _bounded_alert(None)
+    assert alert.annotations["heavy"].startswith("<error expanding template: ")
+    assert "query processing would " in alert.annotations["heavy"]  # a bound of alerts.promql.budget
+    assert alert.annotations["light"] == "2"  # a cheap query still answers
+
+
+def test_a_run_cuts_long_expanded_text_and_rules_test_does_not() -> None:
+    cut = _bounded_alert(4096)
+    assert len(cut.annotations["summary"]) < 4200
+    assert cut.annotations["summary"].endswith("[95,903 more characters cut by the embedded evaluator]")
+    assert cut.labels["wide"].endswith("[904 more characters cut by the embedded evaluator]")
+    whole = _bounded_alert(None)
+    assert whole.annotations["summary"] == " " * 99998 + "7"

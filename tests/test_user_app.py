@@ -177,3 +177,31 @@ def test_a_schedule_records_the_catalog_file_it_was_drawn_from(tmp_path: Path,
     # A shipped app's schedule names no catalog, so its text (and every bundle of it) is unchanged.
     assert main(["schedule", "--app", "online-boutique", "--yaml"]) == 0
     assert "catalog:" not in capsys.readouterr().out
+
+
+def test_a_user_apps_run_is_ranked_apart_whatever_files_the_scorer_sees(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ranking is decided from the bundle alone (review finding 5): a run on a user's app is
+    always ``[custom schedule]``, even where the scorer's directory holds the very files the
+    run was made from, and a model that only takes a shipped app's name is not that app."""
+    from engine.apps.model import parse_app
+    from engine.bundle.layout import schedule_digest
+    from faults.generator import generate
+    from faults.schedule import dump_schedule
+    from scoring.cli import _generated_schedule
+
+    shipped = load_app("online-boutique")
+    text = dump_schedule(generate("online-boutique", 1, "short-5"))
+    meta = {"app": "online-boutique", "seed": 1, "regime": "short-5", "schedule_sha256": schedule_digest(text)}
+    assert _generated_schedule(meta, shipped)
+    assert not _generated_schedule({**meta, "seed": 2}, shipped)  # a swapped schedule
+    data = yaml.safe_load(builtin_app_path("online-boutique").read_text(encoding="utf-8"))
+    data["load"]["base_rps"] = float(data["load"]["base_rps"]) * 2
+    assert not _generated_schedule(meta, parse_app(data, "renamed.yaml"))
+    app_dir = tmp_path / "shop"
+    app_dir.mkdir()
+    shutil.copy(builtin_app_path("online-boutique"), app_dir / "app.yaml")
+    shutil.copy(catalog_path("online-boutique"), app_dir / "catalog.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert not _generated_schedule({**meta, "app": "shop"}, shipped)
+    assert not _generated_schedule({**meta, "app": "shop/app.yaml"}, shipped)

@@ -39,8 +39,8 @@ Prometheus sorts one.
   ``execution`` before any evaluation; a range query whose result grows past
   :data:`MAX_RANGE_CELLS` points is stopped there (the same error, as Prometheus stops a
   query at ``--query.max-samples``). No wall-clock timeout: it would make a replay's
-  answers depend on the machine. Measured worst case under these caps: see
-  :data:`MAX_SAMPLES`.
+  answers depend on the machine. The estimate and its bounds are
+  :mod:`alerts.promql.budget`'s, shared with alert templates' ``query``.
 * regular expressions of label matchers run on RE2 (linear time, Go's syntax, as
   Prometheus); a ``label_replace`` regex (evaluated on Python's ``re``) may not repeat a
   group holding a repetition or an alternation and may hold at most
@@ -70,16 +70,14 @@ from typing import Any
 
 import numpy as np
 
+from alerts.promql.budget import BudgetExceeded, check_budget
 from alerts.promql.engine import (
     DEFAULT_LOOKBACK_MS,
-    AggregateNode,
     CallNode,
     EvalContext,
-    MatrixSelectorNode,
     Node,
     SelectorNode,
     StringNode,
-    SubqueryNode,
     compile_query,
 )
 from alerts.promql.labels import METRIC_NAME, LabelTable, format_labels
@@ -91,20 +89,10 @@ MAX_QUERY_CHARS = 4096
 """Longest query text, characters (a dashboard query is a few hundred)."""
 MAX_POINTS = 11_000
 """Points per series of a range query: Prometheus' limit (``web/api/v1/api.go``)."""
-MAX_SAMPLES = 20_000_000
-"""Estimated samples one query may read. Measured on a 2-core shared machine, Train Ticket at
-30:00 (8,745 series): ``rate(container_cpu_usage_seconds_total[30m])`` over 272 steps (4.6
-million estimated) evaluates in 0.13 s, so a plain query at this bound takes about 0.6 s
-(a 90-minute marathon's ``rate(http_requests_total[5m])`` at a 15 s step is about 12
-million). Prometheus' own ``--query.max-samples`` default (50,000,000 samples held at once)
-is for a compiled engine."""
 MAX_RANGE_CELLS = 2_000_000
 """Points a range query's result may hold before the caps of the body (series x steps),
 counted as the steps are evaluated: ``{__name__=~".+"}`` over a Train Ticket run (8,700
 series, 121 steps: 1.06 million) took 0.35 s, most of it building the result."""
-MAX_EVALUATIONS = 20_000
-"""Evaluations of the expression (range steps times subquery steps): each costs a fixed
-tens of microseconds in Python whatever the data, so this bounds a ``[1d:1s]`` subquery."""
 MAX_RESULT_SERIES = 100
 """Series kept in the answer's body (a dashboard panel shows no more)."""
 MAX_RESULT_POINTS = 20_000
@@ -113,12 +101,6 @@ TEXT_SERIES = 20
 """Series shown in the text rendering."""
 SPARK_WIDTH = 40
 """Characters of a range series' sparkline in the text."""
-LABEL_WORK = 80
-"""Weight of a sample under ``label_replace``, ``label_join`` or ``count_values``: they build
-label sets in Python at every step (measured on a Train Ticket run: 470,000 samples through
-``count_values`` took 1.4-2.3 s, against 0.1-0.25 s for a plain selector's 820,000, so at
-this weight a label-building query at :data:`MAX_SAMPLES` takes about 1-2 s)."""
-LABEL_FUNCTIONS = frozenset({"label_replace", "label_join"})
 MAX_REPLACE_REPEATS = 3
 """Unbounded repetitions (``*``, ``+``, ``{n,}``) a ``label_replace`` regex may hold."""
 DEFAULT_POINTS = 120
@@ -264,47 +246,6 @@ def _prepare(node: Node, storage: Storage) -> None:
         stack.extend(n.children())
 
 
-def _rows_in(storage: Storage, range_ms: int) -> int:
-    """An upper bound on the samples one series has in any window of ``range_ms``."""
-    n = storage.n_rows
-    if n <= 1:
-        return n
-    ts = storage.ts[:n]
-    gap = int(np.min(np.diff(ts)))
-    return min(n, range_ms // max(gap, 1) + 1)
-
-
-def estimate(node: Node, storage: Storage, evaluations: int) -> tuple[int, int]:
-    """(samples read, expression evaluations) of evaluating ``node`` ``evaluations`` times.
-
-    Selectors count their matching series (x the samples in their range for range
-    selectors); a subquery multiplies the evaluations of its expression by its steps; samples
-    under a label-building function weigh :data:`LABEL_WORK` each.
-    Shared subexpressions are counted at each occurrence (an over-estimate).
-    """
-    samples = 0
-    evals = 0
-    stack: list[tuple[Node, int, int]] = [(node, evaluations, 1)]
-    while stack:
-        n, k, weight = stack.pop()
-        evals += k
-        if isinstance(n, MatrixSelectorNode):
-            samples += weight * k * int(n.selector.cols(storage).shape[0]) * _rows_in(storage, n.range_ms)
-            continue
-        if isinstance(n, SelectorNode):
-            samples += weight * k * int(n.cols(storage).shape[0])
-            continue
-        if isinstance(n, SubqueryNode):
-            step = n.step_ms or to_ms(SCRAPE_INTERVAL_S)
-            stack.append((n.expr, k * (n.range_ms // max(step, 1) + 1), weight))
-            continue
-        if (isinstance(n, CallNode) and n.name in LABEL_FUNCTIONS) or \
-                (isinstance(n, AggregateNode) and n.op == "count_values"):
-            weight *= LABEL_WORK
-        stack.extend((c, k, weight) for c in n.children())
-    return samples, evals
-
-
 # ---------------------------------------------------------------------------- evaluation
 
 
@@ -402,15 +343,10 @@ def _run(storage: Storage | None, query: str, now: float, time: float | None, st
 
 
 def _budget(node: Node, view: Storage, evaluations: int) -> None:
-    samples, evals = estimate(node, view, evaluations)
-    if samples > MAX_SAMPLES:
-        raise _Refused("execution", f"query processing would load too many samples into memory in query "
-                                    f"execution (an estimated {samples:,}; query_metrics allows {MAX_SAMPLES:,}): "
-                                    "narrow the selectors, shorten the range or raise the step")
-    if evals > MAX_EVALUATIONS:
-        raise _Refused("execution", f"query would evaluate its expression {evals:,} times (range steps x subquery "
-                                    f"steps; query_metrics allows {MAX_EVALUATIONS:,}): raise the step or the "
-                                    "subquery resolution")
+    try:
+        check_budget(node, view, evaluations, to_ms(SCRAPE_INTERVAL_S), who="query_metrics")
+    except BudgetExceeded as exc:
+        raise _Refused("execution", str(exc)) from None
 
 
 def _instant(node: Node, view: Storage, t_ms: int) -> QueryAnswer:
