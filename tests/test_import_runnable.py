@@ -403,15 +403,20 @@ def test_app_check_lists_defaults_in_use_and_replaced(socks: dict[str, Any], tmp
     assert "defaults still in use" in capsys.readouterr().out
 
 
-def test_app_check_exit_2_names_file_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "engine/apps/online-boutique.yaml").read_text())
-    data["services"][0]["language"] = "cobol"
+def _check_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: dict[str, Any]) -> tuple[Path, str]:
+    """``marathon app check`` of ``data`` written to a file: (the file, stderr); exit code 2."""
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     parser = argparse.ArgumentParser()
     add_check_arguments(parser)
     assert cmd_app_check(parser.parse_args([str(path)])) == 2
-    err = capsys.readouterr().err
+    return path, capsys.readouterr().err
+
+
+def test_app_check_exit_2_names_file_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "engine/apps/online-boutique.yaml").read_text())
+    data["services"][0]["language"] = "cobol"
+    path, err = _check_exit_2(tmp_path, capsys, data)
     assert f"{path}: services[0].language:" in err
     with pytest.raises(AppModelError):
         check_app(path)
@@ -436,3 +441,35 @@ def test_cli_import_with_traces(tmp_path: Path, capsys: pytest.CaptureFixture[st
     bad = write(tmp_path / "bad.jsonl", "{\n")
     assert cmd_app_import(parser.parse_args([str(path), "--traces", str(bad)])) == 2
     assert "bad.jsonl: line 1: not JSON" in capsys.readouterr().err
+
+
+def test_a_long_service_chain_imports_and_loads(tmp_path: Path) -> None:
+    # Each svc{i} calls svc{i+1} through NEXT_ADDR: one call chain 1,500 deep, deeper than
+    # Python's recursion limit, through the importer's cycle walk, profile and the model loader.
+    n = 1500
+    text = "".join(deployment(f"svc{i}", "example/app:1", ports="[{containerPort: 8080}]",
+                              env=f"[{{name: NEXT_ADDR, value: 'svc{i + 1}:80'}}]" if i + 1 < n else "")
+                   + service(f"svc{i}", 80, 8080) for i in range(n))
+    path = write(tmp_path / "chain.yaml", text)
+    model = import_manifests([path], name="chain")
+    calls = {s["name"]: [c["service"] for op in s["operations"] for c in op["calls"]] for s in model["services"]}
+    assert calls["svc0"] == ["svc1"] and calls["svc1498"] == ["svc1499"] and calls["svc1499"] == []
+    out = tmp_path / "chain-model.yaml"
+    out.write_text(dump_skeleton(model), encoding="utf-8")
+    app = load_app_file(out)
+    assert len(app.services) == n + 1  # and the added load generator
+
+
+def test_app_check_reports_every_cross_reference_problem(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "engine/apps/online-boutique.yaml").read_text())
+    data["routes"][0]["entry"]["operation"] = "nosuchop"
+    caller = next(s for s in data["services"] if any(op.get("calls") for op in s.get("operations", [])))
+    op = next(op for op in caller["operations"] if op.get("calls"))
+    op["calls"][0]["operation"] = "nosuchcall"
+    path, err = _check_exit_2(tmp_path, capsys, data)
+    assert f"{path}: routes[0].entry.operation: unknown operation 'nosuchop'" in err
+    assert "unknown operation 'nosuchcall'" in err and ".calls[0].operation:" in err
+    with pytest.raises(AppModelError) as info:
+        load_app_file(path)
+    assert len(info.value.problems) == 2

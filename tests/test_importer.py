@@ -857,6 +857,60 @@ def test_malformed_workload_names_object(tmp_path: Path) -> None:
         import_manifests([twice])
 
 
+def test_alias_bomb_is_refused_naming_file_and_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 9 levels of 9 aliases: 9**9 (387 million) nodes once expanded; PyYAML's plain loader hangs.
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    bomb = write(tmp_path / "bomb.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n"
+                 + "".join(f"  {line}\n" for line in levels)
+                 + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                   "spec: {template: {spec: {containers: [{name: web, image: a}]}}}\n")
+    with pytest.raises(ManifestImportError) as info:
+        import_manifests([bomb])
+    assert info.value.source == str(bomb) and info.value.document == 0
+    assert "alias" in str(info.value) and "500,000 nodes" in str(info.value)
+    parser = argparse.ArgumentParser()
+    add_import_arguments(parser)
+    assert cmd_app_import(parser.parse_args([str(bomb)])) == 2
+    assert f"{bomb}: document 0: cannot be read at line" in capsys.readouterr().err
+
+    compose = write(tmp_path / "compose.yaml", "x: &x [" + ", ".join(["y"] * 9) + "]\n"
+                    + "".join(f"x{i}: &x{i} [{', '.join(['*x' if i == 1 else f'*x{i - 1}'] * 9)}]\n"
+                              for i in range(1, 9)) + "services: {}\n")
+    web = write(tmp_path / "web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                "spec: {template: {spec: {containers: [{name: web, image: a}]}}}\n")
+    with pytest.raises(ManifestImportError, match=r"compose\.yaml: document 0: cannot be read .*alias"):
+        import_manifests([web], compose=compose)
+
+
+def _one_container(tmp_path: Path, name: str, container: str) -> Path:
+    return write(tmp_path / "app.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: other}\n---\n"
+                 f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\n"
+                 f"spec: {{template: {{spec: {{containers: [{container}]}}}}}}\n")
+
+
+@pytest.mark.parametrize(("name", "container", "message"), [
+    ("Web_Service.X", "{name: web, image: a, ports: [{containerPort: 80}]}",
+     r"metadata\.name 'Web_Service\.X' is not a DNS label"),
+    ("web", "{name: web, image: a, ports: [{containerPort: 99999}]}",
+     r"containers\[0\]\.ports\[0\]\.containerPort: expected an integer from 1 to 65535, got 99999"),
+    ("web", "{name: web, image: a, ports: [{containerPort: http}]}",
+     r"containers\[0\]\.ports\[0\]\.containerPort: expected an integer .* got 'http' \(a port's name goes"),
+    ("web", "{name: web, image: a, resources: {limits: {memory: lots}}}",
+     r"containers\[0\]\.resources\.limits\.memory: 'lots' is not a Kubernetes quantity"),
+    ("web", "{name: web, image: a, env: [{name: A, value: b}, 'PORT=80']}",
+     r"containers\[0\]\.env\[1\]: expected a mapping \{name: NAME, value: VALUE\} .*got str 'PORT=80'"),
+])
+def test_bad_fields_name_file_document_and_object(tmp_path: Path, name: str, container: str, message: str) -> None:
+    path = _one_container(tmp_path, name, container)
+    with pytest.raises(ManifestImportError, match=message) as info:
+        import_manifests([path])
+    assert info.value.source == str(path) and info.value.document == 1
+    assert info.value.obj == f"Deployment/{name}"
+    assert str(info.value).startswith(f"{path}: document 1 (Deployment/{name}): spec.template.spec.") or \
+        "metadata.name" in str(info.value)
+
+
 def test_bad_compose_names_file(tmp_path: Path, shared_data: Path) -> None:
     compose = write(tmp_path / "compose.yaml", "- not\n- a compose file\n")
     with pytest.raises(ManifestImportError, match=r"compose\.yaml: not a compose file"):

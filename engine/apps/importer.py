@@ -65,6 +65,9 @@ from typing import Any
 import yaml
 
 from engine.apps.importfill import complete_model
+from engine.apps.model import AppModelError
+from engine.inputs.safeyaml import YamlInputError, parse_yaml_documents, read_text
+from engine.kubectl.quantity import parse_quantity
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 """Kubernetes kinds that become services of the app model."""
@@ -317,21 +320,18 @@ def _read_yaml_documents(path: Path) -> list[Any]:
         ManifestImportError: unreadable file, not UTF-8, or not YAML (naming the document).
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
+        text = read_text(path)
+    except YamlInputError:
         raise ManifestImportError(path, "not a UTF-8 text file, so not YAML") from None
     except OSError as exc:
         raise ManifestImportError(path, f"cannot read: {exc.strerror or exc}") from None
-    docs: list[Any] = []
     try:
-        for doc in yaml.safe_load_all(text):
-            docs.append(doc)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ManifestImportError(path, f"not valid YAML{line}: {problem}", document=len(docs)) from None
-    return docs
+        return parse_yaml_documents(text)
+    except YamlInputError as exc:
+        line = f" at line {exc.line}" if exc.line is not None else ""
+        problem = exc.problem.removeprefix("not valid YAML: ")
+        what = "not valid YAML" if exc.problem.startswith("not valid YAML") else "cannot be read"
+        raise ManifestImportError(path, f"{what}{line}: {problem}", document=exc.document) from None
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -432,6 +432,42 @@ def _pick_main_container(name: str, containers: list[dict[str, Any]]) -> dict[st
     return containers[0]
 
 
+_DNS_LABEL = r"^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+def _container_problem(container: Mapping[str, Any]) -> str | None:
+    """What a Kubernetes API server would refuse in a container's name, env, ports or resources
+    (``field: problem``, the field relative to the container), else None."""
+    cname = container.get("name")
+    if isinstance(cname, str) and not re.match(_DNS_LABEL, cname):
+        return f"name: {cname!r} is not a DNS label (lower-case letters, digits and '-')"
+    for j, item in enumerate(_as_list(container.get("env"))):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            got = f"{type(item).__name__} {item!r}" if not isinstance(item, dict) else "a mapping without a name"
+            return (f"env[{j}]: expected a mapping {{name: NAME, value: VALUE}} (or valueFrom), got {got}"
+                    f"{' -- write `- name: A` / `value: b`, not `- A=b`' if isinstance(item, str) else ''}")
+        if "value" in item and isinstance(item["value"], (dict, list)):
+            return f"env[{j}].value: expected a string, got {type(item['value']).__name__}"
+    for j, entry in enumerate(_as_list(container.get("ports"))):
+        if not isinstance(entry, dict):
+            return f"ports[{j}]: expected a mapping with containerPort, got {entry!r}"
+        port = entry.get("containerPort")
+        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+            hint = " (a port's name goes in ports[].name; containerPort is its number)" if isinstance(port, str) else ""
+            return f"ports[{j}].containerPort: expected an integer from 1 to 65535, got {port!r}{hint}"
+    resources = container.get("resources")
+    for section in ("requests", "limits"):
+        values = _as_dict(_as_dict(resources).get(section))
+        for key in ("cpu", "memory"):
+            if key in values:
+                try:
+                    parse_quantity(_text(values[key]))
+                except ValueError:
+                    return (f"resources.{section}.{key}: {values[key]!r} is not a Kubernetes quantity "
+                            "(e.g. '250m', '0.5' for CPU; '128Mi', '1Gi' for memory)")
+    return None
+
+
 def _parse_workload(path: Path, index: int, obj: dict[str, Any]) -> _Workload:
     kind = _text(obj.get("kind"))
     meta = _as_dict(obj.get("metadata"))
@@ -444,11 +480,21 @@ def _parse_workload(path: Path, index: int, obj: dict[str, Any]) -> _Workload:
     containers = [c for c in _as_list(pod.get("containers")) if isinstance(c, dict)]
     if not containers:
         raise ManifestImportError(path, "spec.template.spec.containers is missing or empty", document=index, obj=where)
+    if not re.match(_DNS_LABEL, name):
+        raise ManifestImportError(
+            path, f"metadata.name {name!r} is not a DNS label (lower-case letters, digits and '-', "
+                  "starting and ending with a letter or digit, at most 63): Kubernetes refuses it, and the "
+                  "model names each service after its workload", document=index, obj=where)
     for i, container in enumerate(containers):
         if not container.get("name"):
             raise ManifestImportError(
                 path, f"spec.template.spec.containers[{i}] has no name", document=index, obj=where
             )
+    for key in ("containers", "initContainers"):
+        for i, container in enumerate(_as_list(pod.get(key))):
+            problem = _container_problem(_as_dict(container))
+            if problem is not None:
+                raise ManifestImportError(path, f"spec.template.spec.{key}[{i}].{problem}", document=index, obj=where)
     labels = {
         str(k): _text(v)
         for k, v in _as_dict(_as_dict(_as_dict(spec.get("template")).get("metadata")).get("labels")).items()
@@ -1111,11 +1157,15 @@ def _load_manifests(
     if not workloads:
         files = ", ".join(str(p) for p in manifests) or "<no files>"
         raise ManifestImportError(files, "no Deployment or StatefulSet found; nothing to import")
+    by_label: dict[tuple[str, str], list[_Workload]] = {}  # one pass, not workloads x Services
+    for w in workloads.values():
+        for pair in w.labels.items():
+            by_label.setdefault(pair, []).append(w)
     for svc in services.values():
         if svc.selector:
-            svc.workloads = [
-                w.name for w in workloads.values() if all(w.labels.get(k) == v for k, v in svc.selector.items())
-            ]
+            some_label = next(iter(svc.selector.items()))
+            svc.workloads = [w.name for w in by_label.get(some_label, [])
+                             if all(w.labels.get(k) == v for k, v in svc.selector.items())]
     return workloads, services, configmaps, extras
 
 
@@ -1259,8 +1309,12 @@ class _Importer:
         unresolved_env: dict[str, list[str]] = {}
         for workload in self.workloads.values():
             self.entries[workload.name] = self._entry(workload, unresolved_env)
+        by_callee: dict[str, list[_Edge]] = {}  # evidence per callee, once (not workloads x edges)
+        for edge in self.evidence:
+            if edge.port is not None:
+                by_callee.setdefault(self._callee(edge), []).append(edge)
         for workload in self.workloads.values():
-            self._set_ports(workload)
+            self._set_ports(workload, by_callee.get(workload.name, []))
         if unresolved_env:
             self.warnings.append(
                 "env from secrets or field references, left out: "
@@ -1311,11 +1365,28 @@ class _Importer:
         }
         try:
             complete_model(model, imported, {i["service"] for i in self.infrastructure})
-        except ValueError as exc:  # AppModelError included: the completed model names the field
+        except AppModelError as exc:
+            raise self._model_error(model, exc, sources) from None
+        except ValueError as exc:
             raise ManifestImportError(", ".join(sources), f"cannot complete the model: {exc}") from None
         model["services"] = [_ordered(e) for e in model["services"]]
         model["imported"] = imported
         return model
+
+    def _model_error(self, model: Mapping[str, Any], exc: AppModelError, sources: list[str]) -> ManifestImportError:
+        """The model's problems, named by the manifest object each service came from: the first
+        problem under ``services[i]`` of a workload gives the file, document and ``Kind/name``."""
+        services = model.get("services") or []
+        for loc, _ in exc.problems:
+            found = re.match(r"^services\[(\d+)\]", loc)
+            if found and int(found.group(1)) < len(services):
+                workload = self.workloads.get(_text(_as_dict(services[int(found.group(1))]).get("name")))
+                if workload is not None:
+                    text = "; ".join(f"{loc or '<top>'}: {msg}" for loc, msg in exc.problems)
+                    return ManifestImportError(workload.source, f"the imported model is invalid: {text}",
+                                               document=workload.document, obj=_where(workload.kind, workload.name))
+        text = "; ".join(f"{loc or '<top>'}: {msg}" for loc, msg in exc.problems)
+        return ManifestImportError(", ".join(sources), f"cannot complete the model: {text}")
 
     def _config_objects(self) -> list[dict[str, Any]]:
         """Every ConfigMap and Secret of the manifests with its keys (never its values)."""
@@ -1781,20 +1852,21 @@ class _Importer:
             f"{edge.target}; the container listens on {', '.join(map(str, ports)) or 'no declared port'}"
         )
 
-    def _set_ports(self, workload: _Workload) -> None:
+    def _set_ports(self, workload: _Workload, evidence: list[_Edge]) -> None:
         """``port`` and ``service_port``: the pair callers address most, else the first port.
 
         A container with several ports (a collector's 4317 and 4318 among six others) is
         represented by the port the other workloads' addresses reach, counted over the
         manifest's env and init-container evidence; the Service is the one those addresses
-        name, else the workload's own-name Service, else a ClusterIP one.
+        name, else the workload's own-name Service, else a ClusterIP one. ``evidence``: the
+        edges with a port whose callee is this workload.
         """
         entry = self.entries[workload.name]
         ports, named = _container_ports(workload.main)
         services = [s for s in self.kube_services.values() if workload.name in s.workloads and s.ports]
         votes: dict[tuple[int, str | None], int] = {}
-        for edge in self.evidence:
-            if edge.port is None or self._callee(edge) != workload.name:
+        for edge in evidence:
+            if edge.port is None:
                 continue
             svc = self.kube_services.get(edge.target)
             if svc is None:

@@ -161,26 +161,32 @@ def _drop_cycles(services: list[dict[str, Any]], notes: _Notes) -> None:
     """Leave out each call that closes a cycle (depth-first, in file order), with a warning."""
     ops = {(s["name"], op["name"]): op for s in services for op in s["operations"]}
     state: dict[tuple[str, str], int] = {}
-
-    def visit(node: tuple[str, str]) -> None:
-        state[node] = 1
-        op = ops[node]
-        kept = []
-        for call in op["calls"]:
+    # Iterative depth-first walk (a chain of thousands of services would overflow Python's
+    # recursion): each frame is (node, index of its next call, the calls kept so far).
+    for root in ops:
+        if root in state:
+            continue
+        state[root] = 1
+        stack: list[tuple[tuple[str, str], int, list[dict[str, Any]]]] = [(root, 0, [])]
+        while stack:
+            node, i, kept = stack.pop()
+            calls = ops[node]["calls"]
+            if i == len(calls):
+                ops[node]["calls"] = kept
+                state[node] = 2
+                continue
+            call = calls[i]
             nxt = (call["service"], call["operation"])
             if state.get(nxt) == 1:
                 notes.warnings.append(f"{node[0]} -> {nxt[0]}: the call would close a cycle; left out "
                                       "(the dependency stays)")
+                stack.append((node, i + 1, kept))
                 continue
             kept.append(call)
+            stack.append((node, i + 1, kept))
             if nxt not in state:
-                visit(nxt)
-        op["calls"] = kept
-        state[node] = 2
-
-    for node in ops:
-        if node not in state:
-            visit(node)
+                state[nxt] = 1
+                stack.append((nxt, 0, []))
 
 
 def complete_model(model: dict[str, Any], imported: dict[str, Any], infrastructure: set[str]) -> None:
@@ -311,16 +317,23 @@ def profile(app: AppModel, rate: float) -> tuple[dict[str, float], dict[str, flo
     order: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
 
-    def visit(node: tuple[str, str]) -> None:
-        seen.add(node)
-        for call in app.service(node[0]).operation(node[1]).calls:
-            if (call.service, call.operation) not in seen:
-                visit((call.service, call.operation))
-        order.append(node)  # post-order: callees first
-
-    for route in app.routes:
-        if (route.entry.service, route.entry.operation) not in seen:
-            visit((route.entry.service, route.entry.operation))
+    for route in app.routes:  # iterative post-order (callees first): chains may be thousands deep
+        root = (route.entry.service, route.entry.operation)
+        if root in seen:
+            continue
+        seen.add(root)
+        stack: list[tuple[tuple[str, str], int]] = [(root, 0)]
+        while stack:
+            node, i = stack.pop()
+            calls = app.service(node[0]).operation(node[1]).calls
+            if i == len(calls):
+                order.append(node)
+                continue
+            stack.append((node, i + 1))
+            nxt = (calls[i].service, calls[i].operation)
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, 0))
     median: dict[tuple[str, str], float] = {}
     for svc, name in order:
         op = app.service(svc).operation(name)

@@ -533,9 +533,8 @@ def _cross_check(app: AppModel) -> list[tuple[str, str]]:
                     problems.append(
                         (f"{cwhere}.service", f"{call.service!r} is not listed in {svc.name}'s dependencies")
                     )
-    if problems:
-        return problems
-    problems.extend(_cycles(app))
+    if not problems:  # the cycle walk needs every call to resolve
+        problems.extend(_cycles(app))
     total = sum(r.share for r in app.routes)
     if abs(total - 1.0) > 1e-6:
         problems.append(("routes", f"shares sum to {total:.6f}, expected 1"))
@@ -558,19 +557,27 @@ def _cycles(app: AppModel) -> list[tuple[str, str]]:
     state: dict[tuple[str, str], int] = {}
     problems: list[tuple[str, str]] = []
 
-    def visit(node: tuple[str, str], path: list[tuple[str, str]]) -> None:
-        state[node] = 1
-        for nxt in graph[node]:
+    # Iterative depth-first walk (a chain of thousands of services would overflow Python's
+    # recursion); ``path`` is the chain of open nodes, each with the index of its next call.
+    for root in graph:
+        if root in state:
+            continue
+        state[root] = 1
+        path: list[tuple[tuple[str, str], int]] = [(root, 0)]
+        while path:
+            node, i = path[-1]
+            if i == len(graph[node]):
+                state[node] = 2
+                path.pop()
+                continue
+            path[-1] = (node, i + 1)
+            nxt = graph[node][i]
             if state.get(nxt) == 1:
-                cycle = " -> ".join(f"{s}:{o}" for s, o in [*path, node, nxt])
+                cycle = " -> ".join(f"{s}:{o}" for s, o in [*(n for n, _ in path), nxt])
                 problems.append(("services", f"call cycle {cycle}"))
             elif nxt not in state:
-                visit(nxt, [*path, node])
-        state[node] = 2
-
-    for node in graph:
-        if node not in state:
-            visit(node, [])
+                state[nxt] = 1
+                path.append((nxt, 0))
     return problems
 
 

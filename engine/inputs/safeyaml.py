@@ -37,11 +37,13 @@ class YamlInputError(ValueError):
     Attributes:
         problem: what is wrong, without the file name.
         line, column: 1-based position, when known.
+        document: 0-based document index (:func:`parse_yaml_documents` only), else None.
     """
 
     def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
         self.problem = problem
         self.line, self.column = line, column
+        self.document: int | None = None  # set by parse_yaml_documents
         where = f"line {line}, column {column or 1}: " if line is not None else ""
         super().__init__(where + problem)
 
@@ -169,3 +171,51 @@ def read_yaml(path: str | Path) -> Any:
         OSError: the file cannot be read.
     """
     return parse_yaml(read_text(path))
+
+
+def parse_yaml_documents(text: str) -> list[Any]:
+    """Parse every document of a multi-document YAML stream (``---`` separated), each bounded
+    as in :func:`parse_yaml_node` (:data:`MAX_NODES` after alias expansion, duplicate keys
+    refused).
+
+    Returns:
+        The documents in order, ``None`` for empty ones.
+
+    Raises:
+        YamlInputError: as :func:`parse_yaml_node`; its ``document`` attribute is the 0-based
+            index of the document at fault.
+    """
+    docs: list[Any] = []
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)
+        while loader.check_node():
+            root = loader.get_node()
+            if root is None:
+                docs.append(None)
+                continue
+            if _expanded_size(root, MAX_NODES) > MAX_NODES:
+                raise YamlInputError(f"the document expands to more than {MAX_NODES:,} nodes through its aliases "
+                                     "(an alias bomb, or an alias inside itself?); write the values out instead",
+                                     root.start_mark.line + 1, root.start_mark.column + 1)
+            docs.append(loader.construct_document(root))
+        return docs
+    except YamlInputError as exc:
+        exc.document = len(docs)
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        what = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        err = YamlInputError(f"not valid YAML: {what}", mark.line + 1 if mark else None,
+                             mark.column + 1 if mark else None)
+    except yaml.YAMLError as exc:
+        err = YamlInputError(f"not valid YAML: {' '.join(str(exc).split())}")
+    except RecursionError:
+        err = YamlInputError("not valid YAML: nested too deeply")
+    except ValueError as exc:  # int() of a number with more than 4300 digits
+        err = YamlInputError(f"a value cannot be read: {exc}")
+    finally:
+        if loader is not None:
+            loader.dispose()
+    err.document = len(docs)
+    raise err
