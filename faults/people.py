@@ -136,19 +136,24 @@ def service_weights(catalog: Catalog, services: Sequence[str]) -> list[float]:
     return [r / total for r in raw]
 
 
-def subjects(catalog: Catalog, service: str, kind: str | None = None) -> list[str]:
+def subjects(catalog: Catalog, service: str, kind: str | None = None, strict: bool = False) -> list[str]:
     """Catalog commit subjects a benign change to ``service`` is worded from: those of the
     changes that ship to the service, else the app's. With ``kind`` (a pipeline-log kind,
     :func:`row_kind`), those of the service's changes of that kind, else
     the app's of that kind with their service's name replaced by ``service``, else as
-    without it (a re-tag reads like a release, a bigger limit like a right-sizing)."""
+    without it (a re-tag reads like a release, a bigger limit like a right-sizing).
+
+    With ``strict`` (a user app's generated catalog), never a subject of another kind: the
+    list is empty when the catalog has no change of ``kind``. A generic catalog words every
+    fault of one template alike (``release: X v0.10.7`` is always an image row), so a benign
+    config row worded as a release would be told from the faults by its kind alone."""
     rows = _changes(catalog)
     if kind is not None:
         own = sorted({summ for s, k, _, summ in rows if s == service and k == kind})
         if own:
             return own
         other = sorted({summ.replace(s, service) for s, k, _, summ in rows if k == kind})
-        if other:
+        if other or strict:
             return other
     got = sorted({summ for s, _, _, summ in rows if s == service})
     return got or sorted({summ for _, _, _, summ in rows}) or ["chore: tidy up"]
