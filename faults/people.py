@@ -14,8 +14,11 @@ same people in the same style:
 * **Summaries.** A benign change's commit subject comes from the same service's catalog
   subjects (verbatim or recombined: one subject's
   ``type(scope):`` prefix with another's body), so the words of a fault's subject are no
-  marker of a fault. A revert is ``Revert "<subject>"`` (``git revert``'s default) for
-  faults and benign changes alike.
+  marker of a fault. On a user app (a generated catalog, whose subjects are templates) a
+  benign change takes subjects of its own pipeline-log kind only, so a template's KIND is
+  the same on benign rows as on its faults' (:func:`subjects` with ``strict``).
+  A revert is ``Revert "<subject>"`` (``git revert``'s default) for faults and benign
+  changes alike.
 * **Services.** Benign changes go to a service with the weight its catalog change-driven
   faults have, so the service of a row says nothing either.
 
