@@ -406,7 +406,7 @@ class _Benign:
                 code = self._code(rng, service)
                 if code is not None:
                     file, find, replace = code
-                    summary = people.word(people.subjects(self.cat, service), *map(float, u[1:]))
+                    summary = self._subject(service, _log_kind("code", file), u, f"docs({service}): comment {file}")
                     return BenignChange(at=at, service=service, kind="code", summary=summary, author=author,
                                         file=file, find=find, replace=replace)
             else:
@@ -422,9 +422,22 @@ class _Benign:
         level = levels[int(rng.integers(len(levels)))]
         self.prior[(service, at)] = self.level.get(service, "info")
         self.level[service] = level
-        summary = people.word(people.subjects(self.cat, service), *map(float, u[1:]))
+        summary = self._subject(service, "config", u, f"config({service}): set LOG_LEVEL to {level}")
         return BenignChange(at=at, service=service, kind="config", summary=summary, author=author,
                             env={"LOG_LEVEL": level})
+
+    def _subject(self, service: str, kind: str, u: np.ndarray, own: str) -> str:
+        """The commit subject of a benign change of pipeline-log ``kind`` to ``service``, worded
+        by the draws ``u[1:]``. A shipped app's from all the service's subjects (its schedules
+        stay as they were); a user app's only from the catalog's subjects of ``kind``
+        (:func:`faults.people.subjects` with ``strict``), else ``own``, which says what the
+        change does: a generic catalog's subjects are templates, and a template worded on a
+        row of another kind than its faults' would mark every fault that uses it."""
+        if self.shipped:
+            pool = people.subjects(self.cat, service)
+        else:
+            pool = people.subjects(self.cat, service, kind, strict=True) or [own]
+        return people.word(pool, *map(float, u[1:]))
 
     def _code(self, rng: np.random.Generator, service: str) -> tuple[str, str, str] | None:
         files = list(self.files.get(service, []))
@@ -454,7 +467,8 @@ class _Benign:
         change of it (no probe, no resources): a re-tag of the running build with a patch tag
         no catalog fault uses, a looser probe, a higher limit or one more replica."""
         svc = self.model.service(service)
-        summary = people.word(people.subjects(self.cat, service, kind), *map(float, u[1:]))
+        summary = (people.word(people.subjects(self.cat, service, kind), *map(float, u[1:])) if self.shipped
+                   else self._subject(service, kind, u, f"deploy({service}): update the {kind}"))
         base: dict[str, Any] = {"at": at, "service": service, "kind": kind, "summary": summary, "author": author}
 
         def make(**payload: Any) -> BenignChange:

@@ -14,8 +14,11 @@ same people in the same style:
 * **Summaries.** A benign change's commit subject comes from the same service's catalog
   subjects (verbatim or recombined: one subject's
   ``type(scope):`` prefix with another's body), so the words of a fault's subject are no
-  marker of a fault. A revert is ``Revert "<subject>"`` (``git revert``'s default) for
-  faults and benign changes alike.
+  marker of a fault. On a user app (a generated catalog, whose subjects are templates) a
+  benign change takes subjects of its own pipeline-log kind only, so a template's KIND is
+  the same on benign rows as on its faults' (:func:`subjects` with ``strict``).
+  A revert is ``Revert "<subject>"`` (``git revert``'s default) for faults and benign
+  changes alike.
 * **Services.** Benign changes go to a service with the weight its catalog change-driven
   faults have, so the service of a row says nothing either.
 
@@ -136,19 +139,24 @@ def service_weights(catalog: Catalog, services: Sequence[str]) -> list[float]:
     return [r / total for r in raw]
 
 
-def subjects(catalog: Catalog, service: str, kind: str | None = None) -> list[str]:
+def subjects(catalog: Catalog, service: str, kind: str | None = None, strict: bool = False) -> list[str]:
     """Catalog commit subjects a benign change to ``service`` is worded from: those of the
     changes that ship to the service, else the app's. With ``kind`` (a pipeline-log kind,
     :func:`row_kind`), those of the service's changes of that kind, else
     the app's of that kind with their service's name replaced by ``service``, else as
-    without it (a re-tag reads like a release, a bigger limit like a right-sizing)."""
+    without it (a re-tag reads like a release, a bigger limit like a right-sizing).
+
+    With ``strict`` (a user app's generated catalog), never a subject of another kind: the
+    list is empty when the catalog has no change of ``kind``. A generic catalog words every
+    fault of one template alike (``release: X v0.10.7`` is always an image row), so a benign
+    config row worded as a release would be told from the faults by its kind alone."""
     rows = _changes(catalog)
     if kind is not None:
         own = sorted({summ for s, k, _, summ in rows if s == service and k == kind})
         if own:
             return own
         other = sorted({summ.replace(s, service) for s, k, _, summ in rows if k == kind})
-        if other:
+        if other or strict:
             return other
     got = sorted({summ for s, _, _, summ in rows if s == service})
     return got or sorted({summ for _, _, _, summ in rows}) or ["chore: tidy up"]
