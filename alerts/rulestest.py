@@ -54,6 +54,8 @@ import numpy as np
 import yaml
 
 from alerts.evaluator import AlertEvaluator
+from alerts.gofmt import quote as go_quote
+from alerts.gofmt import quote_rune
 from alerts.promql.engine import CompileOptions, EvalContext, compile_query
 from alerts.promql.labels import LabelPairs
 from alerts.promql.storage import BoolArray, FloatArray, IntArray, Storage
@@ -73,29 +75,6 @@ DEFAULT_EVAL_INTERVAL_MS = 60_000
 """unittest.go: ``evaluation_interval`` defaults to 1m."""
 
 # ---------------------------------------------------------------- Go formatting
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """Go's ``strconv.Quote``: double quotes, C escapes, ``\\xNN``/``\\uNNNN`` for non-printables."""
-    out = ['"']
-    for ch in text:
-        esc = _GO_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def labels_string(pairs: Sequence[tuple[str, str]]) -> str:
@@ -634,7 +613,7 @@ def _token_name(kind: str, token: str) -> str:
 
 def _go_rune(ch: str) -> str:
     """Go's ``%q`` of a rune."""
-    return "'" + go_quote(ch)[1:-1].replace('\\"', '"').replace("'", "\\'") + "'"
+    return quote_rune(ord(ch))
 
 
 def parse_metric(text: str) -> LabelPairs:

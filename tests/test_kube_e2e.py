@@ -23,8 +23,12 @@ a loop that fell behind the 20x cluster under CPU load stamped alerts up to ~140
 gave kube 26.67 four times and 13.33 twice (difference 11.67), 10x gave 26.67 and 10.0. Since
 the run's clock is the cluster's (``KubeSubstrate.now`` is the cluster's time when an advance
 returns; the orchestrator skips evaluation boundaries it fell behind), 20x gave 26.67, 26.67,
-26.67 and 20.0 (differences 1.67 and 5.0), including runs beside another test process.
-:data:`TOLERANCE` covers the worst case seen. The whole test takes about 75-95 s (the kube run 67-88 s of wall
+26.67 and 20.0 (differences 1.67 and 5.0), including runs beside another test process; the
+project's CI, with the other worker busy beside it, once gave 10.0 (difference 15.0).
+:data:`TOLERANCE` is one fault's whole credit (short-5 has five faults: 20 points each), which
+covers the worst case seen; a kube path that loses a mechanism (no alerts from the Prometheus,
+faults not injected, probes failing) fails the assertions before it, and one that earns nothing
+fails this one. The whole test takes about 75-95 s (the kube run 67-88 s of wall
 time for 21.5 min of run time).
 
 Skips without prometheus/promtool, except in CI (``CI=1``), where a missing binary fails.
@@ -46,7 +50,7 @@ import pytest
 
 SPEED = int(os.environ.get("KUBE_E2E_SPEED", "20"))
 """The simulated cluster's run seconds per wall second (``KUBE_E2E_SPEED`` to measure others)."""
-TOLERANCE = 12.5
+TOLERANCE = 20.0
 """Largest accepted difference of SCORE/2 (points out of 100) between the kube-substrate run
 and the embedded run of short-5 seed 1 with the runbook operator (measured: module docstring)."""
 

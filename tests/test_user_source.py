@@ -153,7 +153,7 @@ def test_generate_with_source_qualify_run_and_replay_without_the_source(tmp_path
     assert fid in {f["fault"] for f in sched["faults"]}
     # Benign code commits go to the services with source too, so a code commit is no tell.
     assert any(c["kind"] == "code" and c["service"] in ("checkoutservice", "recommendationservice")
-               for c in sched.get("changes", []))
+               for c in sched.get("changes", [])), [(c["at"], c["service"], c["kind"]) for c in sched["changes"]]
     # The fault shipped as a commit through the build pipeline: its summary is in the event stream.
     summary = next(f["change"]["summary"] for f in code if f["id"] == fid)
     assert summary in sealed.read_text("events.jsonl")
@@ -193,3 +193,40 @@ def test_source_refuses_what_it_cannot_place(tmp_path: Path, capsys: pytest.Capt
     assert main(["faults", "generate", "--app", str(shipped_copy), "--source", f"checkoutservice={tree}",
                  "-o", out]) == 2
     assert "not the shipped 'online-boutique'" in capsys.readouterr().err
+
+
+def test_an_app_directory_s_tree_is_found_whatever_loaded_first(tmp_path: Path) -> None:
+    """The ``src/`` beside an ``app.yaml`` is the app's tree even when its model was loaded (and
+    cached) before the tree existed and nothing registered it since."""
+    from engine.apps.model import load_app, source_root
+
+    app_dir = tmp_path / "late-tree"
+    app_dir.mkdir()
+    text = builtin_app_path("online-boutique").read_text(encoding="utf-8")
+    (app_dir / "app.yaml").write_text(re.sub(r"(?m)^name: online-boutique$", "name: late-tree", text),
+                                      encoding="utf-8")
+    assert load_app(str(app_dir)).name == "late-tree"
+    assert not source_root(str(app_dir)).is_dir()
+    _write_tree(app_dir / "src" / "checkoutservice", {"main.go": GO_MAIN})
+    assert source_root(str(app_dir)) == app_dir / "src"
+    assert (source_root(str(app_dir / "app.yaml")) / "checkoutservice" / "main.go").is_file()
+
+
+def test_a_schedule_does_not_depend_on_where_the_app_lives(tmp_path: Path) -> None:
+    """(app, seed, regime) names a schedule: the same app directory copied elsewhere gives the
+    same faults and benign changes (the generator once seeded from the path, so a run in another
+    temporary directory drew another schedule)."""
+    from faults.generator import generate
+
+    text = builtin_app_path("online-boutique").read_text(encoding="utf-8")
+    first = tmp_path / "a" / "shop"
+    first.mkdir(parents=True)
+    (first / "app.yaml").write_text(re.sub(r"(?m)^name: online-boutique$", "name: shop", text), encoding="utf-8")
+    _write_tree(first / "src" / "checkoutservice", {"main.go": GO_MAIN, "client.go": GO_CLIENT})
+    assert main(["faults", "generate", "--app", str(first), "-o", str(first / "catalog.yaml")]) == 0
+    second = tmp_path / "somewhere-else-entirely" / "shop"
+    shutil.copytree(first, second)
+    one, two = generate(str(first), 3, "short-5"), generate(str(second), 3, "short-5")
+    assert [(f.fault, f.at, f.end) for f in one.faults] == [(f.fault, f.at, f.end) for f in two.faults]
+    assert [c.model_dump() for c in one.changes] == [c.model_dump() for c in two.changes]
+    assert one.changes

@@ -757,8 +757,12 @@ def source_root(app: str) -> Path:
                                       or Path(app).is_dir()):
         try:  # a user's app reference (file or directory): its model's name keys the tree
             name = load_app(app).name
+            beside = app_model_path(app).parent / APP_DIR_SOURCE
         except (KeyError, AppModelError):
-            name = app
+            name, beside = app, None
+        if name not in _BOUND_SOURCES and beside is not None and beside.is_dir() \
+                and app_model_path(app).name == APP_DIR_MODEL:
+            return beside  # the directory's own tree, whether or not its model loaded before it had one
         if name != app:
             return source_root(name)
     return Path(str(resources.files(APPS_PACKAGE).joinpath("src", app)))
