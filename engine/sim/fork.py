@@ -15,8 +15,10 @@ hand, so the generic walk never enters it:
 - the series registry (:class:`alerts.series.SeriesRegistry`) is copied by hand: its arrays
   with ``ndarray.copy``, its list of series identities and its identity index as new
   containers holding the same frozen :class:`alerts.series.SeriesInfo` objects and label
-  tuples. Deep-copying those ~14 k identities and their ~120 k label tuples was 95 % of the
-  cost of a fork on Train Ticket (2.4 s of 2.5 s; ``benchmarks/bench_sim.py --fork``).
+  tuples. Deep-copying those ~14 k identities and their ~120 k label tuples was nearly all of
+  the cost of a fork: on the Train Ticket runbook marathon's state at its first repair check
+  (seed 1, 2445 s in) a plain deep copy took 2.3 s and this fork takes 0.08 s of CPU
+  (``benchmarks/bench_sim.py --fork`` prints the figure for a fault-free run).
 
 Sharing an immutable object instead of copying it changes nothing a simulation can observe;
 ``tests/test_sim_fork.py`` checks that a fork behaves exactly like a plain deep copy.
