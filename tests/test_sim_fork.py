@@ -63,9 +63,11 @@ def _observe(sim: Simulator, *, logs: bool = True, scrapes: bool = True) -> dict
         "events": sim.events(),
         "rng": _rng_states(sim),
         "probes": [repr(sim.probe_route(r.name)) for r in sim.app.routes],
+        "route_health": [repr(h) for h in sim.route_health()],
     }
-    if scrapes:
+    if scrapes:  # and what is computed from them: a fork's store starts empty
         out["scrapes"] = [(s.t, s.ids.tobytes(), s.values.tobytes()) for s in sim.store.scrapes]
+        out["service_health"] = [repr(h) for h in sim.service_health()]
     if logs:
         out["logs"] = {p.name: _logs(sim, p.name) for p in pods}
     return out

@@ -18,7 +18,11 @@ hand, so the generic walk never enters it:
   tuples. Deep-copying those ~14 k identities and their ~120 k label tuples was nearly all of
   the cost of a fork: on the Train Ticket runbook marathon's state at its first repair check
   (seed 1, 2445 s in) a plain deep copy took 2.3 s and this fork takes 0.08 s of CPU
-  (``benchmarks/bench_sim.py --fork`` prints the figure for a fault-free run).
+  (``benchmarks/bench_sim.py --fork`` prints the figure for a fault-free run);
+- the traffic model's window of recent ticks (:attr:`engine.sim.traffic.TrafficModel.route_window`,
+  300 :class:`engine.sim.traffic.TickResult` objects of ten arrays each) is a new deque holding
+  the same results: a result is made by one tick and never changed after (its arrays are new
+  each tick or attributes the model rebinds, never writes into).
 
 Sharing an immutable object instead of copying it changes nothing a simulation can observe;
 ``tests/test_sim_fork.py`` checks that a fork behaves exactly like a plain deep copy.
@@ -27,6 +31,7 @@ Sharing an immutable object instead of copying it changes nothing a simulation c
 from __future__ import annotations
 
 import copy
+import gc
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +70,17 @@ def fork(sim: Simulator, *, drop_pending_builds: bool = False) -> Simulator:
         for commit in repo.commits:
             memo[id(commit)] = commit  # commits are frozen snapshots
     _copy_registry(sim.registry, memo)
-    twin: Simulator = copy.deepcopy(sim, memo)
+    window = sim.traffic.route_window
+    memo[id(window)] = deque(window, maxlen=window.maxlen)
+    for tick in window:
+        memo[id(tick)] = tick  # written once by TrafficModel.step, only read after
+    paused = gc.isenabled()
+    gc.disable()  # the copy makes ~10 k containers; collecting meanwhile only rescans the parent
+    try:
+        twin: Simulator = copy.deepcopy(sim, memo)
+    finally:
+        if paused:
+            gc.enable()
     twin.store = SeriesStore(twin.registry, retention_s=60.0)
     if drop_pending_builds:
         for name in ("_pending", "_build_queue"):
