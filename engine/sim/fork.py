@@ -17,8 +17,8 @@ hand, so the generic walk never enters it:
   containers holding the same frozen :class:`alerts.series.SeriesInfo` objects and label
   tuples. Deep-copying those ~14 k identities and their ~120 k label tuples was nearly all of
   the cost of a fork: on the Train Ticket runbook marathon's state at its first repair check
-  (seed 1, 2445 s in) a plain deep copy took 2.3 s and this fork takes 0.08 s of CPU
-  (``benchmarks/bench_sim.py --fork`` prints the figure for a fault-free run);
+  (seed 1, 2445 s in) a plain deep copy takes 0.7-0.9 s of CPU and this fork 0.07-0.09 s
+  (``benchmarks/bench_sim.py --fork`` prints the figures for a fault-free run);
 - the traffic model's window of recent ticks (:attr:`engine.sim.traffic.TrafficModel.route_window`,
   300 :class:`engine.sim.traffic.TickResult` objects of ten arrays each) is a new deque holding
   the same results: a result is made by one tick and never changed after (its arrays are new
