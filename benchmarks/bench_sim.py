@@ -5,17 +5,23 @@ number of series and scrapes, and peak memory (peak RSS of the process, and the 
 Python allocations measured by tracemalloc in a separate run). Target (issue 2): under
 2 s wall for the 90 minutes on the development machine (2 cores).
 
-Usage: python benchmarks/bench_sim.py [--app train-ticket] [--minutes 90] [--repeat 3] [--seed 1]
+With ``--fork``, also times :meth:`Simulator.fork` on the state the run ended in (the restart
+gate forks once or twice per repair check), against one more simulated minute and against the
+plain ``copy.deepcopy`` the fork replaced (target, issue 17: under 0.1 s on Train Ticket).
+
+Usage: python benchmarks/bench_sim.py [--app train-ticket] [--minutes 90] [--repeat 3] [--seed 1] [--fork]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import resource
 import statistics
 import time
 import tracemalloc
 
+from alerts.series import SeriesStore
 from engine.sim.simulator import Simulator
 
 
@@ -28,12 +34,50 @@ def run(app: str, minutes: float, seed: int) -> tuple[float, float, Simulator]:
     return t1 - t0, t2 - t1, sim
 
 
+def deepcopy_fork(sim: Simulator) -> Simulator:
+    """The fork as it was before issue 17: one deep copy sharing only the app and the commits."""
+    memo = {id(sim.app): sim.app, id(sim.store): None, id(sim.container_logs): {},
+            id(sim.log_windows): type(sim.log_windows)(maxlen=sim.log_windows.maxlen)}
+    for repo in sim.repos.values():
+        for commit in repo.commits:
+            memo[id(commit)] = commit
+    twin: Simulator = copy.deepcopy(sim, memo)
+    twin.store = SeriesStore(twin.registry, retention_s=60.0)
+    return twin
+
+
+def fork_figures(sim: Simulator, repeat: int) -> None:
+    """Print fork time (median of ``repeat``) as a ratio to one simulated minute and to a deep copy.
+
+    Ratios are of CPU time (``time.process_time``): on a shared machine the wall clock mostly
+    measures the other processes.
+    """
+    forks, cpu, copies = [], [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        sim.fork()
+        forks.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        c0 = time.process_time()
+        deepcopy_fork(sim)
+        copies.append(time.process_time() - c0)
+    c0 = time.process_time()
+    sim.advance(sim.now + 60.0)
+    minute = time.process_time() - c0
+    fork, deep = statistics.median(cpu), statistics.median(copies)
+    print(f"fork: median {fork:.4f} s CPU, {statistics.median(forks):.4f} s wall (CPU runs: "
+          + ", ".join(f"{x:.4f}" for x in cpu) + f") = {fork / minute:.2f}x one simulated minute "
+          f"({minute:.3f} s CPU); deep copy (before issue 17) {deep:.3f} s CPU = {deep / fork:.0f}x the fork; "
+          "target < 0.1 s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--app", default="train-ticket")
     parser.add_argument("--minutes", type=float, default=90.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--fork", action="store_true", help="also time Simulator.fork (module docstring)")
     args = parser.parse_args()
 
     warm, body = [], []
@@ -57,6 +101,8 @@ def main() -> None:
     print(f"series={len(sim.registry)} scrapes={len(sim.store.scrapes)} pods={len(sim.cluster.pods)} "
           f"call-tree nodes={sim.forest.size}")
     print(f"peak RSS {rss_mb:.0f} MB; peak Python allocations (tracemalloc) {peak / 2**20:.1f} MB")
+    if args.fork:
+        fork_figures(sim, args.repeat)
 
 
 if __name__ == "__main__":

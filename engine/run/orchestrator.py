@@ -782,13 +782,15 @@ def restart_survives(sim: Substrate, spec: FaultSpec, instance: FaultInstance | 
     template and the probe passes now -- deleting the pods of a live cluster to find out would
     change the run being scored.
 
-    Forks the simulation twice (the run itself is untouched). In one fork every pod of the
+    Forks the simulation (the run itself is untouched), at most twice. In one fork every pod of the
     target is deleted; both forks advance until the replacements are all ready (at most
     :data:`scoring.gates.RESTART_READY_TIMEOUT_S`) and :data:`scoring.gates.RESTART_SETTLE_S`
     more, and the probe is judged in both. The repair survives when the probe passes after the
     restart, or fails in the fork without the restart as well (something else -- another
     fault, a zone coming back -- broke it at that moment, not the restart). Builds still in the
-    pipeline are dropped in both forks, so only the restart differs.
+    pipeline are dropped in both forks, so only the restart differs. The fork without the
+    restart is only made when the probe fails after it: ``sim`` does not move while the other
+    fork runs, so forking it then gives the same copy as forking it first.
 
     Returns:
         (ok, a short explanation).
@@ -804,7 +806,6 @@ def restart_survives(sim: Substrate, spec: FaultSpec, instance: FaultInstance | 
         if left:
             return False, head + f"the template of {spec.target} still has the fault's {', '.join(left)}"
         return now.ok, head + f"nothing of the fault is left in it; probe now: {now.detail}"
-    untouched = sim.fork(drop_pending_builds=True)
     target = spec.target
     pods = sorted(p.name for p in restarted.pods(target) if not p.terminating)
     for name in pods:
@@ -823,12 +824,13 @@ def restart_survives(sim: Substrate, spec: FaultSpec, instance: FaultInstance | 
                       f"{RESTART_READY_TIMEOUT_S:.0f} s"
     judge_at = ready_at + RESTART_SETTLE_S
     restarted.advance(judge_at)
-    untouched.advance(judge_at)
     after = restarted.probe(spec.probe, spec.probe_anchor)
-    without = untouched.probe(spec.probe, spec.probe_anchor)
     head = f"restarted {len(pods)} pods of {target}; ready after {ready_at - sim.now:.0f} s; "
     if after.ok:
         return True, head + f"probe passes {RESTART_SETTLE_S:.0f} s later: {after.detail}"
+    untouched = sim.fork(drop_pending_builds=True)
+    untouched.advance(judge_at)
+    without = untouched.probe(spec.probe, spec.probe_anchor)
     if not without.ok:
         return True, head + f"probe fails {RESTART_SETTLE_S:.0f} s later, but fails without the restart too: " \
                             f"{without.detail}"
