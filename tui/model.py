@@ -13,6 +13,14 @@ Design choices:
   (:mod:`tui.seek`).
 * **Per-pane revisions**: every change bumps the revision of the panes it affects
   (:data:`PANES`), so a widget re-renders only when its revision moved.
+* **Health is folded, not rebuilt**: a ``health.sample`` updates one small mutable
+  accumulator per service (latest values, sparkline rings, last change per metric), and
+  the immutable :class:`ServiceView` / :class:`RouteView` records are built only when
+  :attr:`RunModel.services` / :attr:`RunModel.routes` are read, once per service that moved
+  since the last read. A Train Ticket marathon emits ~28 samples of 65 services per wall
+  second; the panes read once per refresh, so building records per sample was most of the
+  reducer's time (``benchmarks/bench_tui.py``). What the two properties return is exactly
+  what applying the samples one by one would give (``tests/test_tui_incremental.py``).
 * **Ground truth** (``fault.inject``, ``fault.revert``, ``probe.result``) is reduced like
   anything else; hiding it from a player is the screen's job (the play screen mounts no
   ground-truth pane until the run has ended). ``rule.health`` is not ground truth: like
@@ -28,9 +36,10 @@ Design choices:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from engine.bundle.events import Event
 from scoring.attribution import workload_of
@@ -220,7 +229,26 @@ def service_state(ready: int, desired: int, rps: float, error_share: float, p95_
     return "ok"
 
 
-def changed_metrics(prev: ServiceView, cur: Mapping[str, Any]) -> list[str]:
+class _Latest(Protocol):
+    """The latest values of a service, as :func:`changed_metrics` compares them (a :class:`ServiceView`)."""
+
+    @property
+    def ready(self) -> int: ...
+    @property
+    def desired(self) -> int: ...
+    @property
+    def rps(self) -> float: ...
+    @property
+    def error_share(self) -> float: ...
+    @property
+    def p95_ms(self) -> float | None: ...
+    @property
+    def restarts(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+
+
+def changed_metrics(prev: _Latest, cur: Mapping[str, Any]) -> list[str]:
     """The metrics of :data:`METRICS` that moved between ``prev`` and sample row ``cur`` (module docstring)."""
     out = []
     if cur["ready"] != prev.ready or cur["desired"] != prev.desired:
@@ -241,10 +269,53 @@ def changed_metrics(prev: ServiceView, cur: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _push(hist: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
-    if len(hist) >= SPARK_SAMPLES:
-        return (*hist[1 - SPARK_SAMPLES:], value)
-    return (*hist, value)
+class _ServiceFold:
+    """One service's health folded sample by sample (mutable; the model's own, never handed out).
+
+    Holds the latest values (the attributes :func:`changed_metrics` compares against), the
+    last :data:`SPARK_SAMPLES` values of the sparkline metrics, the health-sample index of
+    each metric's last change, and the :class:`ServiceView` built from all of it (None
+    while a sample arrived since it was built).
+    """
+
+    __slots__ = ("changed", "desired", "err_hist", "error_share", "p95_hist", "p95_ms", "ready", "restarts",
+                 "rps", "rps_hist", "status", "view")
+
+    def __init__(self) -> None:
+        self.ready = 0
+        self.desired = 0
+        self.rps = 0.0
+        self.error_share = 0.0
+        self.p95_ms: float | None = None
+        self.restarts = 0
+        self.status = "-"
+        self.rps_hist: deque[float] = deque(maxlen=SPARK_SAMPLES)
+        self.err_hist: deque[float] = deque(maxlen=SPARK_SAMPLES)
+        self.p95_hist: deque[float | None] = deque(maxlen=SPARK_SAMPLES)
+        self.changed: Mapping[str, int] = {}
+        self.view: ServiceView | None = None
+
+    def copy(self) -> _ServiceFold:
+        other = _ServiceFold.__new__(_ServiceFold)
+        other.ready, other.desired, other.rps, other.error_share = self.ready, self.desired, self.rps, self.error_share
+        other.p95_ms, other.restarts, other.status = self.p95_ms, self.restarts, self.status
+        other.rps_hist, other.err_hist, other.p95_hist = (self.rps_hist.copy(), self.err_hist.copy(),
+                                                          self.p95_hist.copy())
+        other.changed, other.view = self.changed, self.view  # both immutable once built
+        return other
+
+    def build(self, name: str) -> ServiceView:
+        return ServiceView(
+            service=name, ready=self.ready, desired=self.desired, rps=self.rps, error_share=self.error_share,
+            p95_ms=self.p95_ms, restarts=self.restarts, status=self.status,
+            state=service_state(self.ready, self.desired, self.rps, self.error_share, self.p95_ms, self.status),
+            rps_hist=tuple(self.rps_hist), err_hist=tuple(self.err_hist), p95_hist=tuple(self.p95_hist),
+            changed=self.changed)
+
+
+def _route_view(name: str, row: Mapping[str, Any]) -> RouteView:
+    return RouteView(name, float(row.get("rps") or 0.0), float(row.get("error_share") or 0.0),
+                     float(row.get("p50_ms") or 0.0), float(row.get("p95_ms") or 0.0))
 
 
 class RunModel:
@@ -277,8 +348,11 @@ class RunModel:
         self.incidents: dict[str, IncidentView] = {}
         self.calls: list[CallView] = []
         self.deploys: list[DeployView] = []
-        self.services: dict[str, ServiceView] = {}
-        self.routes: dict[str, RouteView] = {}
+        self._services: dict[str, ServiceView] = {}
+        self._folds: dict[str, _ServiceFold] = {}
+        self._stale: set[str] = set()
+        self._routes: dict[str, RouteView] = {}
+        self._route_rows: dict[str, Mapping[str, Any]] = {}
         self.rules: dict[tuple[str, int], RuleHealthView] = {}
         self.firing_series: list[tuple[float, int, int]] = []
         self.samples = 0
@@ -303,8 +377,11 @@ class RunModel:
         other.incidents = dict(self.incidents)
         other.calls = list(self.calls)
         other.deploys = list(self.deploys)
-        other.services = dict(self.services)
-        other.routes = dict(self.routes)
+        other._services = dict(self._services)
+        other._folds = {name: fold.copy() for name, fold in self._folds.items()}
+        other._stale = set(self._stale)
+        other._routes = dict(self._routes)
+        other._route_rows = dict(self._route_rows)
         other.rules = dict(self.rules)
         other.firing_series = list(self.firing_series)
         other.samples, other.invocations, other.load_factor = self.samples, self.invocations, self.load_factor
@@ -315,6 +392,30 @@ class RunModel:
         return other
 
     # ------------------------------------------------------------------ queries
+
+    @property
+    def services(self) -> dict[str, ServiceView]:
+        """Service name -> its latest health (first-seen order); records are rebuilt only for services
+        sampled since the last read. The dict is the model's own: read it, do not change it."""
+        if self._stale:
+            folds, services = self._folds, self._services
+            for name in self._stale:
+                fold = folds[name]
+                if fold.view is None:
+                    fold.view = fold.build(name)
+                services[name] = fold.view
+            self._stale.clear()
+        return self._services
+
+    @property
+    def routes(self) -> dict[str, RouteView]:
+        """Entry route -> the load generator's latest view of it (first-seen order); read-only like
+        :attr:`services`."""
+        if self._route_rows:
+            for name, row in self._route_rows.items():
+                self._routes[name] = _route_view(name, row)
+            self._route_rows.clear()
+        return self._routes
 
     @property
     def duration_s(self) -> float:
@@ -448,35 +549,53 @@ class RunModel:
     def _health(self, ev: Event) -> None:
         self.samples += 1
         n = self.samples
+        folds, services, stale = self._folds, self._services, self._stale
         for row in ev.payload.get("services", ()):
             name = str(row["service"])
-            self.service_names.add(name)
+            fold = folds.get(name)
             rps = float(row.get("rps") or 0.0)
             err = float(row.get("error_share") or 0.0)
             p95 = row.get("p95_ms")
             p95 = float(p95) if p95 is not None else None
+            restarts = int(row.get("restarts") or 0)
             status = str(row.get("status", "-"))
-            ready, desired = int(row.get("ready", 0)), int(row.get("desired", 0))
-            prev = self.services.get(name)
-            if prev is None:
-                changed: Mapping[str, int] = {}
-                rh: tuple[float, ...] = (rps,)
-                eh: tuple[float, ...] = (err,)
-                ph: tuple[float | None, ...] = (p95,)
+            if fold is None:
+                self.service_names.add(name)
+                fold = folds[name] = _ServiceFold()
+                services[name] = _PLACEHOLDER  # keeps first-seen order; replaced on the next read
             else:
-                moved = changed_metrics(prev, row)
-                changed = {**prev.changed, **dict.fromkeys(moved, n)} if moved else prev.changed
-                rh, eh, ph = _push(prev.rps_hist, rps), _push(prev.err_hist, err), _push(prev.p95_hist, p95)
-            self.services[name] = ServiceView(
-                service=name, ready=ready, desired=desired, rps=rps, error_share=err, p95_ms=p95,
-                restarts=int(row.get("restarts") or 0), status=status,
-                state=service_state(ready, desired, rps, err, p95, status), rps_hist=rh, err_hist=eh, p95_hist=ph,
-                changed=changed)
+                # changed_metrics(fold, row), inlined: this loop runs for every service of every sample
+                moved = []
+                if row["ready"] != fold.ready or row["desired"] != fold.desired:
+                    moved.append("ready")
+                prev = fold.rps
+                if abs(rps - prev) > max(1.0, 0.5 * prev):
+                    moved.append("rps")
+                if abs(err - fold.error_share) >= 0.02:
+                    moved.append("error_share")
+                prev_p95 = fold.p95_ms
+                if (p95 is None) != (prev_p95 is None) or (
+                        p95 is not None and prev_p95 is not None and abs(p95 - prev_p95) > max(50.0, 0.5 * prev_p95)):
+                    moved.append("p95_ms")
+                if restarts != fold.restarts:
+                    moved.append("restarts")
+                if status != fold.status:
+                    moved.append("status")
+                if moved:
+                    fold.changed = {**fold.changed, **dict.fromkeys(moved, n)}
+            fold.ready, fold.desired = int(row.get("ready", 0)), int(row.get("desired", 0))
+            fold.rps, fold.error_share, fold.p95_ms, fold.restarts, fold.status = rps, err, p95, restarts, status
+            fold.rps_hist.append(rps)
+            fold.err_hist.append(err)
+            fold.p95_hist.append(p95)
+            fold.view = None
+            stale.add(name)
+        route_rows = self._route_rows
         for row in ev.payload.get("routes", ()):
-            self.routes[str(row["route"])] = RouteView(str(row["route"]), float(row.get("rps") or 0.0),
-                                                       float(row.get("error_share") or 0.0),
-                                                       float(row.get("p50_ms") or 0.0),
-                                                       float(row.get("p95_ms") or 0.0))
+            name = str(row["route"])
+            if name not in self._routes:
+                self._routes[name] = _PLACEHOLDER_ROUTE  # first-seen order, as for services
+            route_rows[name] = row
         self._bump("health", "faults")
 
     def _invoke(self, ev: Event) -> None:
@@ -546,6 +665,9 @@ class RunModel:
     def _seal(self, ev: Event) -> None:
         self.sealed = True
 
+
+_PLACEHOLDER = ServiceView("", 0, 0, 0.0, 0.0, None, 0, "-", "ok")
+_PLACEHOLDER_ROUTE = RouteView("", 0.0, 0.0, 0.0, 0.0)
 
 _HANDLERS = {
     "run.start": RunModel._run_start,

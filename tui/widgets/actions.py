@@ -110,4 +110,4 @@ class ActionsPane(Pane):
         self.table.sync(rows)
         acts = [c for c in calls if c.tier == "act"]
         denied = sum(1 for c in acts if not c.allowed)
-        self.border_subtitle = f"{len(calls)} calls · {len(acts)} acts · {denied} denied"
+        self.set_subtitle(f"{len(calls)} calls · {len(acts)} acts · {denied} denied")

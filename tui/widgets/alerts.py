@@ -115,7 +115,7 @@ class AlertsPane(Pane):
         self.table.sync(grouped_rows(model, ctx.now, ctx.needle))
         firing = model.firing()
         pending = len(model.active_alerts) - firing
-        self.border_subtitle = f"{firing} firing · {pending} pending · {len(model.open_incidents())} open incidents"
+        self.set_subtitle(f"{firing} firing · {pending} pending · {len(model.open_incidents())} open incidents")
 
     def selected(self, model: RunModel) -> tuple[str | None, str | None]:
         """(alert id, incident id) under the cursor, for context-aware tool defaults."""

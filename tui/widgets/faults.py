@@ -83,9 +83,9 @@ class FaultsPane(Pane):
     def render_view(self, ctx: ViewContext) -> None:
         if not ctx.reveal:  # a player never sees ground truth before the run ends
             self.table.sync([])
-            self.border_subtitle = "hidden until the run ends"
+            self.set_subtitle("hidden until the run ends")
             return
         rows = self.rows(ctx)
         self.table.sync(rows)
         live = sum(1 for f in ctx.model.faults.values() if f.active(ctx.now))
-        self.border_subtitle = f"{live} live · {len(ctx.model.faults)} injected"
+        self.set_subtitle(f"{live} live · {len(ctx.model.faults)} injected")

@@ -155,4 +155,4 @@ class HealthPane(Pane):
         bad = sum(1 for s in services if s.state != "ok")
         worst = max(model.routes.values(), key=lambda r: r.error_share, default=None)
         route = f" · worst route {worst.route} {fmt_share(worst.error_share)}" if worst else ""
-        self.border_subtitle = f"{bad}/{len(services)} unhealthy{route}"
+        self.set_subtitle(f"{bad}/{len(services)} unhealthy{route}")

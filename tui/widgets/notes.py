@@ -62,7 +62,7 @@ class NotesPane(Pane):
         if self._timer is not None:
             self._timer.stop()
         if self.dirty:
-            self.border_subtitle = "unsaved"
+            self.set_subtitle("unsaved")
             self._timer = self.set_timer(AUTOSAVE_S, self.action_save)
 
     def action_save(self) -> None:
@@ -76,4 +76,4 @@ class NotesPane(Pane):
     def mark_saved(self, text: str, when: str) -> None:
         """The screen wrote ``text`` at run time ``when``."""
         self.saved_text = text
-        self.border_subtitle = f"saved {when}" if not self.dirty else "unsaved"
+        self.set_subtitle(f"saved {when}" if not self.dirty else "unsaved")

@@ -128,4 +128,4 @@ class OutputPane(Pane):
                 log.write(line)
         else:
             log.write(Text(text, style="" if ok else "bold red"))
-        self.border_subtitle = f"{self.calls} calls · last: {tool}"
+        self.set_subtitle(f"{self.calls} calls · last: {tool}")

@@ -1,8 +1,9 @@
 """The pane base class and the context every pane renders from.
 
 A pane is a bordered container titled ``[n] Name`` (``n``: the number key that toggles
-it). It re-renders only when the revisions it depends on moved (:meth:`Pane.key`), so a
-refresh cycle over many panes costs only what changed.
+it). It re-renders only when the revisions it depends on moved (:meth:`Pane.key`), and
+its border only when its subtitle changed (:meth:`Pane.set_subtitle`), so a refresh cycle
+over many panes costs only what changed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textual.containers import Vertical
+from textual.geometry import Region
 
 from tui.model import RunModel
 from tui.scorecalc import ScoreResult, StageTimes
@@ -50,7 +52,35 @@ class Pane(Vertical):
         self.number = number
         self.border_title = f"[{number}] {self.TITLE}"
         self._last_key: Any = None
+        self._subtitle: str | None = None
         self.renders = 0
+
+    def set_subtitle(self, text: str) -> None:
+        """Show ``text`` in the bottom border, repainting that line only (nothing when it is already shown).
+
+        Textual's ``border_subtitle`` setter repaints the whole pane, and with it every line
+        of every child under it: with counts in most subtitles, that was a third of the lines
+        a Train Ticket watch repainted per refresh (``benchmarks/bench_tui.py``).
+        """
+        if text == self._subtitle:
+            return
+        first = self._subtitle is None
+        self._subtitle = text
+        if first or not self.is_mounted or not self.outer_size.height:
+            self.border_subtitle = text
+            return
+        self.refresh = self._no_refresh  # type: ignore[method-assign]  # the setter's full repaint
+        try:
+            self.border_subtitle = text
+        finally:
+            del self.refresh
+        offset, outer = self.content_offset, self.outer_size
+        # refresh regions are relative to the content area; the bottom border lies below it
+        self.refresh(Region(-offset.x, outer.height - 1 - offset.y, outer.width, 1))
+
+    def _no_refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                    recompose: bool = False) -> Pane:
+        return self
 
     def key(self, ctx: ViewContext) -> Any:
         """What the pane's content depends on; the pane re-renders when it changes."""

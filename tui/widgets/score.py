@@ -120,7 +120,7 @@ class ScorePane(Pane):
             body.update(Text("scoring...", style="dim"))
             return
         body.update(summary_text(ctx.score.score, width=self.size.width or 40))
-        self.border_subtitle = f"as of {fmt_clock(ctx.score.t)}"
+        self.set_subtitle(f"as of {fmt_clock(ctx.score.t)}")
 
 
 __all__ = ["FAULT_COLUMNS", "OUTCOMES", "ScorePane", "fault_rows", "stage_chart", "summary_text"]

@@ -3,7 +3,9 @@
 Panes describe the rows they want, in order; :meth:`KeyedTable.sync` drops rows that went
 away, adds new ones, compares every cell with what is shown and re-renders only the rows
 with a changed cell; the cursor stays on the same row (by key) while the run goes on, and
-a log (``follow``) keeps its newest row in view.
+a log (``follow``) keeps its newest row in view. Only the visible lines whose row changed
+(its cells, or which row sits there) are marked for repaint, so an alert that changed
+state repaints one line, not the pane.
 
 Why not Textual's ``DataTable``: it re-renders every visible cell after any change and
 re-indexes all rows on each removal, which at a Train Ticket marathon's pace (hundreds of
@@ -23,7 +25,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -186,34 +188,73 @@ class KeyedTable(ScrollView, can_focus=True):
         keep = self.cursor_key()
         touched = 0
         wanted = set()
+        redraw: set[str] = set()
+        cells_of, sigs_of = self._cells, self._sigs
         for key, cells in rows:
             wanted.add(key)
+            if cells_of.get(key) is cells:
+                continue  # the pane handed back the very tuple it gave last time (a per-record cache)
             sigs = tuple(signature(c) for c in cells)
-            old = self._sigs.get(key)
+            old = sigs_of.get(key)
             if old == sigs:
+                cells_of[key] = cells
                 continue
             touched += len(cells) if old is None else sum(1 for a, b in zip(old, sigs, strict=False) if a != b)
-            self._sigs[key] = sigs
-            self._cells[key] = tuple(cells)
+            sigs_of[key] = sigs
+            cells_of[key] = cells
             self._strips.pop(key, None)  # rendered again when painted
+            redraw.add(key)
         for key in [k for k in self._order if k not in wanted]:
             touched += 1
-            del self._sigs[key], self._cells[key]
+            del sigs_of[key], cells_of[key]
             self._strips.pop(key, None)
+        before = self._order
         order = [k for k, _ in rows]
-        if order != self._order:
+        if order != before:
             self._order = order
             self._resize_virtual()
+        if touched or order != before:
+            self._refresh_rows(before, redraw)
         if self.follow and order and (at_end or keep is None):
             self.move_cursor(row=len(order) - 1)
         elif keep is not None and keep in wanted:
             self.move_cursor(row=order.index(keep), scroll=False)
         else:
             self.move_cursor(row=min(self.cursor_row, max(0, len(order) - 1)), scroll=False)
-        if touched:
-            self.refresh()
         self.touched += touched
         return touched
+
+    def _visible_rows(self) -> range:
+        """Indexes of the rows on screen (under the header)."""
+        top = round(self.scroll_y)
+        return range(top, top + max(1, self.size.height - 1))
+
+    def _refresh_line_of(self, idx: int) -> None:
+        self.refresh(Region(0, idx - round(self.scroll_y) + 1, max(self.size.width, self.total_width), 1))
+
+    def _refresh_rows(self, before: list[str], redraw: set[str]) -> None:
+        """Mark for repaint the visible lines whose row changed: its cells, or which row sits there."""
+        if not self.is_mounted or not self.size.height:
+            self.refresh()
+            return
+        after = self._order
+        start = None
+        shown = self._visible_rows()
+        for idx in shown:
+            new = after[idx] if idx < len(after) else None
+            old = before[idx] if idx < len(before) else None
+            if new != old or new in redraw:
+                if start is None:
+                    start = idx
+            elif start is not None:
+                self._refresh_span(start, idx)
+                start = None
+        if start is not None:
+            self._refresh_span(start, shown.stop)
+
+    def _refresh_span(self, start: int, stop: int) -> None:
+        top = round(self.scroll_y)
+        self.refresh(Region(0, start - top + 1, max(self.size.width, self.total_width), stop - start))
 
     # ------------------------------------------------------------------ cursor
 
@@ -221,8 +262,12 @@ class KeyedTable(ScrollView, can_focus=True):
         """Put the cursor on row ``row`` (clamped); bring it into view unless ``scroll`` is False."""
         row = max(0, min(row, len(self._order) - 1)) if self._order else 0
         if row != self.cursor_row:
+            if self.is_mounted and self.size.height:
+                self._refresh_line_of(self.cursor_row)
+                self._refresh_line_of(row)
+            else:
+                self.refresh()
             self.cursor_row = row
-            self.refresh()
         if scroll:
             self._scroll_to_cursor()
 

@@ -282,5 +282,5 @@ class TimelinePane(Pane):
         end = self.end_t or model.duration_s or max(ctx.now, 60.0)
         self.view.show(TimelineData(model, ctx.now, end, ctx.stages if ctx.reveal else {}, ctx.reveal,
                                     future=self.full_model is not None))
-        self.border_subtitle = (f"{fmt_clock(ctx.now)} of {fmt_clock(end)} · C L R: correlated, localized, repaired"
-                                if ctx.reveal else f"{fmt_clock(ctx.now)} of {fmt_clock(end)}")
+        self.set_subtitle(f"{fmt_clock(ctx.now)} of {fmt_clock(end)} · C L R: correlated, localized, repaired"
+                          if ctx.reveal else f"{fmt_clock(ctx.now)} of {fmt_clock(end)}")
