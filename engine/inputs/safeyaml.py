@@ -17,10 +17,22 @@ loader then names its file and wraps the problem in its own error type:
 
 Non-finite floats (``.nan``, ``.inf``) are valid YAML and come through as floats; the
 pydantic models refuse them (``allow_inf_nan=False``).
+
+Documents are composed by libyaml (PyYAML's ``CSafeLoader``, about 9x faster than the
+pure-Python parser on the shipped app models) when PyYAML was built with it. Anything the C
+parser refuses, and any text in which the two parsers are known to differ
+(:data:`_PURE_ONLY`: tabs, tags, control characters), is parsed by the pure-Python loader,
+so every error message and position stays the pure-Python one (libyaml words its errors
+differently: ``mapping values are not allowed in this context``).
+Both parsers hand the same node graph to the same Python constructor, so the data and the
+alias cap are the same either way (``tests/test_safeyaml.py`` checks this on the shipped
+files, mutations of them and generated text); :func:`parse_yaml_node`, whose node marks
+are reported as positions, always uses the pure-Python loader.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +65,8 @@ class YamlInputError(ValueError):
         return f"line {self.line}, column {self.column or 1}" if self.line is not None else "<file>"
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing duplicate mapping keys."""
+class _NoDuplicateKeys(yaml.constructor.SafeConstructor):
+    """PyYAML's safe constructor, refusing duplicate mapping keys."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -69,9 +81,56 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+class _Loader(_NoDuplicateKeys, yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader, refusing duplicate mapping keys (the reference
+    behaviour: every error message comes from it)."""
+
+
+_CLoader: type[Any] | None = None
+if getattr(yaml, "__with_libyaml__", False):
+    class _CSafeLoader(_NoDuplicateKeys, yaml.CSafeLoader):
+        """libyaml's parser and composer with the same constructor as :class:`_Loader`."""
+
+    _CLoader = _CSafeLoader
+
+FAST_MAX_DEPTH = 64
+"""Deepest nesting (in nodes) the libyaml path accepts; a deeper document goes to the
+pure-Python loader, whose recursive composer decides whether it is too deep (libyaml
+composes about 1000 levels; the pure-Python one fewer, depending on the stack). The deepest
+shipped file (an Envoy template) nests 18 levels."""
+
+_PURE_ONLY = re.compile("[\t!]|[|>][-+0-9]*#|" + yaml.reader.Reader.NON_PRINTABLE.pattern)
+"""Text the two parsers read differently, which therefore goes to the pure-Python loader:
+the characters its reader refuses (it names them and their position); tabs (libyaml takes
+them as white space between tokens, the pure-Python scanner refuses them there, and libyaml
+refuses a tab after a block scalar's indentation, as in the Go code of the fault catalogs);
+``!`` (libyaml tags an empty ``!`` node as a string, PyYAML as null); a block scalar
+indicator followed by ``#`` without a space (libyaml takes it as a comment)."""
+
+
+def _fast_ok(text: str, root: yaml.Node) -> bool:
+    """Whether the libyaml composition of ``text`` may stand for the pure-Python one: within
+    the alias cap and at most :data:`FAST_MAX_DEPTH` deep."""
+    size, depth = _measure(root, MAX_NODES)
+    return size <= MAX_NODES and depth <= FAST_MAX_DEPTH
+
+
+def _fast_loader(text: str) -> Any:
+    """A libyaml loader for ``text``, or None when the pure-Python loader must read it."""
+    if _CLoader is None or _PURE_ONLY.search(text):
+        return None
+    return _CLoader(text)
+
+
 def _expanded_size(root: yaml.Node, limit: int) -> int:
     """Nodes of the document with every alias expanded (stops counting past ``limit``)."""
+    return _measure(root, limit)[0]
+
+
+def _measure(root: yaml.Node, limit: int) -> tuple[int, int]:
+    """(nodes with every alias expanded, stopping past ``limit``; deepest nesting, in nodes)."""
     memo: dict[int, int] = {}
+    depth = 0
     # Iterative post-order: a node's size is 1 + its children's, each shared node counted once
     # per reference but computed once (memo), so the walk is linear in the composed graph. A
     # node that contains itself (``a: &a [*a]``) expands without end: it counts as over the limit.
@@ -88,22 +147,26 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
             children = [n for pair in node.value for n in pair]
         if not done:
             if id(node) in open_nodes:
-                return limit + 1  # a cycle
+                return limit + 1, depth  # a cycle
             open_nodes.add(id(node))
+            depth = max(depth, len(open_nodes))
             stack.append((node, True))
             for c in children:
                 if id(c) in open_nodes:
-                    return limit + 1
+                    return limit + 1, depth
                 if id(c) not in memo:
                     stack.append((c, False))
             continue
         open_nodes.discard(id(node))
         memo[id(node)] = min(limit + 1, 1 + sum(memo.get(id(c), 1) for c in children))
-    return memo[id(root)]
+    return memo[id(root)], depth
 
 
 def parse_yaml_node(text: str) -> tuple[Any, yaml.Node | None]:
     """Parse one YAML document into Python data and its node tree (for positions).
+
+    Always the pure-Python loader: its node marks are the positions the rule-file checkers
+    report (libyaml places some nodes elsewhere, e.g. an empty value).
 
     Returns:
         (data, root node); (None, None) for an empty document.
@@ -141,11 +204,24 @@ def parse_yaml_node(text: str) -> tuple[Any, yaml.Node | None]:
 
 
 def parse_yaml(text: str) -> Any:
-    """Parse one YAML document (:func:`parse_yaml_node` without the nodes).
+    """Parse one YAML document (:func:`parse_yaml_node` without the nodes; through libyaml
+    when it reads the text as the pure-Python loader would, see the module docstring).
 
     Raises:
         YamlInputError: see the module docstring.
     """
+    fast = _fast_loader(text)
+    if fast is not None:
+        try:
+            root = fast.get_single_node()
+            if root is None:
+                return None
+            if _fast_ok(text, root):
+                return fast.construct_document(root)
+        except Exception:  # the pure-Python loader below words the error
+            pass
+        finally:
+            fast.dispose()
     return parse_yaml_node(text)[0]
 
 
@@ -185,6 +261,24 @@ def parse_yaml_documents(text: str) -> list[Any]:
         YamlInputError: as :func:`parse_yaml_node`; its ``document`` attribute is the 0-based
             index of the document at fault.
     """
+    fast = _fast_loader(text)
+    if fast is not None:
+        try:
+            fast_docs: list[Any] = []
+            while fast.check_node():
+                root = fast.get_node()
+                if root is None:
+                    fast_docs.append(None)
+                    continue
+                if not _fast_ok(text, root):
+                    break
+                fast_docs.append(fast.construct_document(root))
+            else:
+                return fast_docs
+        except Exception:  # the pure-Python loader below words the error
+            pass
+        finally:
+            fast.dispose()
     docs: list[Any] = []
     loader: _Loader | None = None
     try:
