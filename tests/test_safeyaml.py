@@ -51,7 +51,7 @@ def _both(fn: Any, text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[st
 
 
 def _check(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast, pure = _both(safeyaml.parse_yaml, text, monkeypatch)
+    fast, pure = _both(safeyaml._parse_uncached, text, monkeypatch)
     assert fast[0] == pure[0], (text[:200], fast[0], pure[1] if pure[0] == "error" else fast[1])
     assert _same(fast[1], pure[1]) if fast[0] == "ok" else fast[1] == pure[1]
     fast, pure = _both(safeyaml.parse_yaml_documents, text, monkeypatch)
@@ -65,7 +65,7 @@ def test_the_fast_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the pure-Python loader was used")
 
     monkeypatch.setattr(safeyaml, "parse_yaml_node", refuse)
-    data = safeyaml.parse_yaml((ROOT / "engine/apps/train-ticket.yaml").read_text(encoding="utf-8"))
+    data = safeyaml._parse_uncached((ROOT / "engine/apps/train-ticket.yaml").read_text(encoding="utf-8"))
     assert isinstance(data, dict) and data
 
 
@@ -105,3 +105,52 @@ _SEED_TEXT = (ROOT / "engine/apps/online-boutique.yaml").read_text(encoding="utf
 @given(at=st.integers(0, len(_SEED_TEXT)), cut=st.integers(0, 40), insert=_YAMLISH)
 def test_mutated_app_model_reads_the_same(at: int, cut: int, insert: str, monkeypatch: pytest.MonkeyPatch) -> None:
     _check(_SEED_TEXT[:at] + insert + _SEED_TEXT[at + cut:], monkeypatch)
+
+
+def test_the_cache_hands_out_fresh_copies() -> None:
+    text = "a: [1, 2.5, .nan, {b: yes}]\nc: &x [q]\nd: *x\n"
+    first = safeyaml.parse_yaml(text)
+    first["a"].append("changed")
+    second = safeyaml.parse_yaml(text)
+    assert second["a"][:2] == [1, 2.5] and len(second["a"]) == 4 and math.isnan(second["a"][2])
+    assert second["a"][3] == {"b": True} and second["c"] is second["d"]  # aliases stay shared
+    assert safeyaml.parse_yaml("when: 2026-01-01\n")["when"].year == 2026  # not marshal-able: not cached
+
+
+def test_errors_are_not_cached() -> None:
+    for _ in range(2):
+        with pytest.raises(safeyaml.YamlInputError, match="duplicate key"):
+            safeyaml.parse_yaml("a: 1\na: 2\n")
+
+
+def test_the_disk_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file's parse is kept on disk and read back with an empty memory cache; a
+    damaged cache file is parsed again; ``SRE_MARATHON_YAML_CACHE=0`` writes nothing."""
+    parses: list[str] = []
+    uncached = safeyaml._parse_uncached
+
+    def counted(text: str) -> Any:
+        parses.append(text)
+        return uncached(text)
+
+    def forget() -> None:
+        monkeypatch.setattr(safeyaml, "_memory", type(safeyaml._memory)())
+
+    monkeypatch.setattr(safeyaml, "_parse_uncached", counted)
+    monkeypatch.setenv("SRE_MARATHON_CACHE", str(tmp_path / "cache"))
+    forget()
+    source = tmp_path / "big.yaml"
+    source.write_text("".join(f"k{i}: [v{i}, {i}]\n" for i in range(1000)), encoding="utf-8")
+    expected = safeyaml.read_yaml(source)
+    files = list((tmp_path / "cache" / "yaml").glob("*.marshal"))
+    assert len(files) == 1 and len(parses) == 1
+    forget()
+    assert safeyaml.read_yaml(source) == expected and len(parses) == 1  # from disk
+    forget()
+    files[0].write_bytes(b"\xff damaged")
+    assert safeyaml.read_yaml(source) == expected and len(parses) == 2
+    monkeypatch.setenv("SRE_MARATHON_CACHE", str(tmp_path / "off"))
+    monkeypatch.setenv("SRE_MARATHON_YAML_CACHE", "0")
+    source.write_text(source.read_text(encoding="utf-8") + "extra: 1\n", encoding="utf-8")
+    assert safeyaml.read_yaml(source)["extra"] == 1 and len(parses) == 3
+    assert not (tmp_path / "off").exists()

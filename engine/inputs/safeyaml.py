@@ -24,6 +24,14 @@ parser refuses, and any text in which the two parsers are known to differ
 (:data:`_PURE_ONLY`: tabs, tags, control characters), is parsed by the pure-Python loader,
 so every error message and position stays the pure-Python one (libyaml words its errors
 differently: ``mapping values are not allowed in this context``).
+Parsed documents are remembered by the SHA-256 of their text (:func:`parse_yaml`): in the
+process (the run loads the same fault catalog four times, the app model three), and, for
+files of :data:`DISK_CACHE_MIN_CHARS` or more read by :func:`read_yaml`, on disk under
+``$SRE_MARATHON_CACHE/yaml`` (default ``~/.cache/sre-marathon/yaml``; ``SRE_MARATHON_YAML_CACHE=0``
+turns the disk cache off), because the fault catalogs hold tabs and so take the pure-Python
+loader (0.7 to 2.4 s each). Both caches hold :mod:`marshal` bytes, so every caller gets a
+fresh copy that it may change.
+
 Both parsers hand the same node graph to the same Python constructor, so the data and the
 alias cap are the same either way (``tests/test_safeyaml.py`` checks this on the shipped
 files, mutations of them and generated text); :func:`parse_yaml_node`, whose node marks
@@ -32,7 +40,12 @@ are reported as positions, always uses the pure-Python loader.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import os
 import re
+import tempfile
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -203,13 +216,108 @@ def parse_yaml_node(text: str) -> tuple[Any, yaml.Node | None]:
             loader.dispose()
 
 
+CACHE_VERSION = "1"
+"""Part of every cache key: bump it when the parse of a text may change."""
+MEMORY_CACHE_ENTRIES = 32
+"""Documents remembered in the process (least recently used dropped first)."""
+DISK_CACHE_MIN_CHARS = 8192
+"""Smallest file, in characters, whose parse :func:`read_yaml` keeps on disk."""
+DISK_CACHE_ENTRIES = 64
+"""Files kept in the disk cache; the oldest are removed past this."""
+
+_memory: OrderedDict[str, bytes] = OrderedDict()
+
+
+def _key(text: str) -> str:
+    salt = f"safeyaml-{CACHE_VERSION}-pyyaml-{yaml.__version__}-{MAX_NODES}-{FAST_MAX_DEPTH}\n"
+    return hashlib.sha256((salt + text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _disk_dir() -> Path | None:
+    if os.environ.get("SRE_MARATHON_YAML_CACHE", "1") == "0":
+        return None
+    root = os.environ.get("SRE_MARATHON_CACHE") or str(Path.home() / ".cache" / "sre-marathon")
+    return Path(root) / "yaml"
+
+
+def _remember(key: str, packed: bytes) -> None:
+    _memory[key] = packed
+    _memory.move_to_end(key)
+    while len(_memory) > MEMORY_CACHE_ENTRIES:
+        _memory.popitem(last=False)
+
+
+def _disk_get(key: str) -> bytes | None:
+    folder = _disk_dir()
+    if folder is None:
+        return None
+    try:
+        packed = (folder / f"{key}.marshal").read_bytes()
+        marshal.loads(packed)  # a damaged file counts as absent
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return packed
+
+
+def _disk_put(key: str, packed: bytes) -> None:
+    """Write atomically; never raises (a cache that cannot be written is no cache)."""
+    folder = _disk_dir()
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(packed)
+        os.replace(tmp, folder / f"{key}.marshal")
+        entries = sorted(folder.glob("*.marshal"), key=lambda p: p.stat().st_mtime_ns)
+        for old in entries[:-DISK_CACHE_ENTRIES]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _pack(data: Any) -> bytes | None:
+    """``marshal`` bytes of the document, or None when it holds a type marshal cannot
+    carry (dates, timestamps, sets)."""
+    try:
+        return marshal.dumps(data)
+    except ValueError:
+        return None
+
+
 def parse_yaml(text: str) -> Any:
     """Parse one YAML document (:func:`parse_yaml_node` without the nodes; through libyaml
-    when it reads the text as the pure-Python loader would, see the module docstring).
+    when it reads the text as the pure-Python loader would, remembered by the text's digest;
+    see the module docstring).
 
     Raises:
         YamlInputError: see the module docstring.
     """
+    return _parse_cached(text, disk=False)
+
+
+def _parse_cached(text: str, *, disk: bool) -> Any:
+    key = _key(text)
+    packed = _memory.get(key)
+    if packed is None and disk:
+        packed = _disk_get(key)
+        if packed is not None:
+            _remember(key, packed)
+    if packed is not None:
+        _memory.move_to_end(key)
+        return marshal.loads(packed)
+    data = _parse_uncached(text)
+    packed = _pack(data)
+    if packed is not None:
+        _remember(key, packed)
+        if disk:
+            _disk_put(key, packed)
+        return marshal.loads(packed)  # the caller's copy: the remembered bytes stay as parsed
+    return data
+
+
+def _parse_uncached(text: str) -> Any:
     fast = _fast_loader(text)
     if fast is not None:
         try:
@@ -240,13 +348,15 @@ def read_text(path: str | Path) -> str:
 
 
 def read_yaml(path: str | Path) -> Any:
-    """Read and parse one YAML file (:func:`read_text`, :func:`parse_yaml`).
+    """Read and parse one YAML file (:func:`read_text`, :func:`parse_yaml`; a file of
+    :data:`DISK_CACHE_MIN_CHARS` or more is also remembered on disk, module docstring).
 
     Raises:
         YamlInputError: not UTF-8, or not one valid, bounded YAML document.
         OSError: the file cannot be read.
     """
-    return parse_yaml(read_text(path))
+    text = read_text(path)
+    return _parse_cached(text, disk=len(text) >= DISK_CACHE_MIN_CHARS)
 
 
 def parse_yaml_documents(text: str) -> list[Any]:
