@@ -3,6 +3,11 @@
 Subcommands live beside what they drive; this module only assembles the parser. Commands
 that need the terminal UI import it inside the command, so ``engine`` stays importable
 without ``textual`` or ``rich``.
+
+Start-up is kept cheap: every subcommand is registered with its name and help, but its
+arguments (and the modules that define them: the simulator, the alert evaluator, numpy,
+pydantic) are added only for the subcommand being run (:func:`build_parser` with
+``commands``), so ``marathon --help`` imports none of them.
 """
 
 from __future__ import annotations
@@ -14,28 +19,11 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from alerts.live import add_prometheus_config_arguments
-from alerts.rulestest import add_rules_test_arguments
-from engine.apps.cli import add_check_arguments, add_import_arguments
-from engine.apps.model import AppModelError, builtin_apps, load_app
-from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify_arguments
 from engine.cliargs import add_app_arguments, add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
-from engine.operate.llm.config import add_llm_arguments
-from engine.run.cluster import add_cluster_arguments
-from engine.run.counterfactual import noop_counterfactual
-from engine.run.faultscli import add_faults_arguments
-from engine.run.replay import replay
-from engine.run.sealinputs import complete_inputs
-from engine.serve.cli import add_serve_arguments
-from engine.substrate import SubstrateError
-from faults.cli import add_catalog_arguments
-from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
-from scoring.cli import add_report_arguments, add_score_arguments
-from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
 
 if TYPE_CHECKING:
     from engine.bundle.events import Event
@@ -71,6 +59,7 @@ def health_table(sim: Substrate, window_s: float = 60.0) -> str:
 
 def cmd_sim(args: argparse.Namespace) -> int:
     """Run the embedded cluster under load and print its health as it goes."""
+    from engine.apps.model import AppModelError
     from engine.run.clock import Pace, SubstrateLoop, drive
     from engine.run.substrates import open_substrate
 
@@ -119,6 +108,8 @@ def _message(exc: BaseException) -> str:
 
 
 def cmd_app_list(args: argparse.Namespace) -> int:
+    from engine.apps.model import builtin_apps, load_app
+
     print(f"{'NAME':20} {'SERVICES':>8} {'ROUTES':>6}  TITLE")
     for name in builtin_apps():
         app = load_app(name)
@@ -128,6 +119,7 @@ def cmd_app_list(args: argparse.Namespace) -> int:
 
 def cmd_app_show(args: argparse.Namespace) -> int:
     """Print services, zones, routes and the call graph of an app."""
+    from engine.apps.model import AppModelError, load_app
     from engine.sim.calltree import static_profile
 
     try:
@@ -198,6 +190,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a whole schedule headless and print what was injected and what the probes saw."""
     from engine.run.session import RunSession
+    from engine.substrate import SubstrateError
     from faults.generator import generate
     from faults.schedule import ScheduleError, load_schedule
     from faults.spec import CatalogError
@@ -365,6 +358,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         print("marathon: --seeds must be at least 1", file=sys.stderr)
         return 2
+    from engine.apps.model import AppModelError, builtin_apps, load_app
     from faults.spec import CatalogError, app_catalog
 
     apps = args.app or builtin_apps()
@@ -390,14 +384,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="marathon",
-        description="SRE-Marathon: a continuous, change-driven benchmark for site-reliability operations.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def _regime_arguments(p: argparse.ArgumentParser) -> None:
+    from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 
-    p = sub.add_parser("sim", help="run the embedded cluster under load and print its health")
+    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
+
+
+def _fill_sim(p: argparse.ArgumentParser) -> None:
     add_app_arguments(p, DEFAULT_APP, catalog=False)
     p.add_argument("--seed", type=seed_arg, default=1)
     p.add_argument("--minutes", type=float, default=30.0, help="run time to simulate (default 30)")
@@ -406,19 +399,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="print only the final summary")
     p.set_defaults(func=cmd_sim)
 
-    p = sub.add_parser("schedule", help="generate a seeded fault schedule (table, or YAML with -o)")
+
+def _fill_schedule(p: argparse.ArgumentParser) -> None:
     add_app_arguments(p, DEFAULT_APP)
     p.add_argument("--seed", type=seed_arg, default=1)
-    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
+    _regime_arguments(p)
     p.add_argument("-o", "--output", help="write the schedule YAML here")
     p.add_argument("--yaml", action="store_true", help="print the YAML instead of the table")
     p.add_argument("--table", action="store_true", help="print the table even when writing a file")
     p.set_defaults(func=cmd_schedule)
 
-    p = sub.add_parser("run", help="run a whole schedule headless")
+
+def _fill_run(p: argparse.ArgumentParser) -> None:
+    from engine.operate.llm.config import add_llm_arguments
+
     add_app_arguments(p, DEFAULT_APP)
     p.add_argument("--seed", type=seed_arg, default=1)
-    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
+    _regime_arguments(p)
     p.add_argument("--schedule", help="replay this schedule file instead of generating one")
     p.add_argument("--agent", default="noop",
                    help="the operator: noop (default), runbook, oracle, an LLM agent (react, rag, orbit), or a "
@@ -450,46 +447,96 @@ def build_parser() -> argparse.ArgumentParser:
     add_llm_arguments(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("watch", help="watch an agent's run live in the terminal app")
+
+def _fill_watch(p: argparse.ArgumentParser) -> None:
+    from tui.cli import add_watch_arguments
+
     add_watch_arguments(p)
-    p = sub.add_parser("play", help="be the operator yourself, scored like an agent")
+
+
+def _fill_play(p: argparse.ArgumentParser) -> None:
+    from tui.cli import add_play_arguments
+
     add_play_arguments(p)
-    p = sub.add_parser("replay", help="replay a sealed bundle in the terminal app")
+
+
+def _fill_replay(p: argparse.ArgumentParser) -> None:
+    from tui.cli import add_replay_arguments
+
     add_replay_arguments(p)
 
-    p = sub.add_parser("seal", help="seal a run directory into one bundle file")
+
+def _fill_seal(p: argparse.ArgumentParser) -> None:
+    from engine.bundle.cli import add_seal_arguments
+    from engine.run.sealinputs import complete_inputs
+
     add_seal_arguments(p, inputs=complete_inputs)
-    p = sub.add_parser("verify", help="verify a bundle: sealed, complete, unchanged; --replay re-executes it")
+
+
+def _fill_verify(p: argparse.ArgumentParser) -> None:
+    from engine.bundle.cli import add_verify_arguments
+    from engine.run.replay import replay
+
     add_verify_arguments(p, replay=replay)
-    p = sub.add_parser("keys", help="make or show the Ed25519 key seals sign bundles with")
+
+
+def _fill_keys(p: argparse.ArgumentParser) -> None:
+    from engine.bundle.cli import add_keys_arguments
+
     add_keys_arguments(p)
-    p = sub.add_parser("score", help="score sealed bundles into a leaderboard")
+
+
+def _fill_score(p: argparse.ArgumentParser) -> None:
+    from engine.run.counterfactual import noop_counterfactual
+    from scoring.cli import add_score_arguments
+
     add_score_arguments(p, noop=noop_counterfactual)
-    p = sub.add_parser("report", help="write an HTML report with plots for one bundle")
+
+
+def _fill_report(p: argparse.ArgumentParser) -> None:
+    from engine.run.counterfactual import noop_counterfactual
+    from scoring.cli import add_report_arguments
+
     add_report_arguments(p, noop=noop_counterfactual)
-    p = sub.add_parser("serve", help="run a marathon for an external agent over MCP and an HTTP JSON API")
+
+
+def _fill_serve(p: argparse.ArgumentParser) -> None:
+    from engine.serve.cli import add_serve_arguments
+
     add_serve_arguments(p)
 
-    p = sub.add_parser("validate", help="check the benchmark's ranking: noop, oracle, runbook and adversaries on the "
-                                        "same schedules")
+
+def _fill_validate(p: argparse.ArgumentParser) -> None:
     add_app_arguments(p, None, repeatable=True)
-    p.add_argument("--regime", default=DEFAULT_REGIME, choices=RUN_REGIMES)
+    _regime_arguments(p)
     p.add_argument("--seeds", type=int, default=1, help="seeds 1..N (default 1)")
     p.add_argument("--json", action="store_true", help="the table and checks as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("cluster", help="run the simulated cluster as a Kubernetes API server (kubectl, k9s, "
-                                       "`run --substrate kube`)")
+
+def _fill_cluster(p: argparse.ArgumentParser) -> None:
+    from engine.run.cluster import add_cluster_arguments
+
     add_cluster_arguments(p)
 
-    p = sub.add_parser("prometheus-config", help="write a scrape config and the rule pack for your Prometheus")
+
+def _fill_prometheus_config(p: argparse.ArgumentParser) -> None:
+    from alerts.live import add_prometheus_config_arguments
+
     add_prometheus_config_arguments(p)
 
-    faults_p = sub.add_parser("faults", help="generate and qualify fault catalogs for any app model")
-    add_faults_arguments(faults_p.add_subparsers(dest="faults_command", metavar="SUBCOMMAND", required=True))
 
-    app_p = sub.add_parser("app", help="list, show or import app models")
+def _fill_faults(p: argparse.ArgumentParser) -> None:
+    from engine.run.faultscli import add_faults_arguments
+
+    add_faults_arguments(p.add_subparsers(dest="faults_command", metavar="SUBCOMMAND", required=True))
+
+
+def _fill_app(app_p: argparse.ArgumentParser) -> None:
+    from engine.apps.cli import add_check_arguments, add_import_arguments
+    from faults.cli import add_catalog_arguments
+
     app_sub = app_p.add_subparsers(dest="app_command", metavar="SUBCOMMAND", required=True)
     p = app_sub.add_parser("list", help="list the shipped app models")
     p.set_defaults(func=cmd_app_list)
@@ -505,17 +552,75 @@ def build_parser() -> argparse.ArgumentParser:
                                            "SRE-Marathon's Table 3")
     add_catalog_arguments(p)
 
-    rules_p = sub.add_parser("rules", help="unit-test your own alert rules on the embedded evaluator")
+
+def _fill_rules(rules_p: argparse.ArgumentParser) -> None:
+    from alerts.rulestest import add_rules_test_arguments
+
     rules_sub = rules_p.add_subparsers(dest="rules_command", metavar="SUBCOMMAND", required=True)
     p = rules_sub.add_parser("test", help="run `promtool test rules` unit-test files, with promtool's output and "
                                           "exit codes")
     add_rules_test_arguments(p)
+
+
+COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
+    ("sim", "run the embedded cluster under load and print its health", _fill_sim),
+    ("schedule", "generate a seeded fault schedule (table, or YAML with -o)", _fill_schedule),
+    ("run", "run a whole schedule headless", _fill_run),
+    ("watch", "watch an agent's run live in the terminal app", _fill_watch),
+    ("play", "be the operator yourself, scored like an agent", _fill_play),
+    ("replay", "replay a sealed bundle in the terminal app", _fill_replay),
+    ("seal", "seal a run directory into one bundle file", _fill_seal),
+    ("verify", "verify a bundle: sealed, complete, unchanged; --replay re-executes it", _fill_verify),
+    ("keys", "make or show the Ed25519 key seals sign bundles with", _fill_keys),
+    ("score", "score sealed bundles into a leaderboard", _fill_score),
+    ("report", "write an HTML report with plots for one bundle", _fill_report),
+    ("serve", "run a marathon for an external agent over MCP and an HTTP JSON API", _fill_serve),
+    ("validate", "check the benchmark's ranking: noop, oracle, runbook and adversaries on the same schedules",
+     _fill_validate),
+    ("cluster", "run the simulated cluster as a Kubernetes API server (kubectl, k9s, `run --substrate kube`)",
+     _fill_cluster),
+    ("prometheus-config", "write a scrape config and the rule pack for your Prometheus", _fill_prometheus_config),
+    ("faults", "generate and qualify fault catalogs for any app model", _fill_faults),
+    ("app", "list, show or import app models", _fill_app),
+    ("rules", "unit-test your own alert rules on the embedded evaluator", _fill_rules),
+)
+"""Every subcommand: name, help line, and the function adding its arguments (and importing
+what they need)."""
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``marathon`` parser.
+
+    Args:
+        commands: the subcommands whose arguments to add (the others are listed, with their
+            help, but take no arguments); None for all of them.
+    """
+    parser = argparse.ArgumentParser(
+        prog="marathon",
+        description="SRE-Marathon: a continuous, change-driven benchmark for site-reliability operations.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text, fill in COMMANDS:
+        p = sub.add_parser(name, help=help_text)
+        if commands is None or name in commands:
+            fill(p)
     return parser
 
 
+def _selected(argv: Sequence[str]) -> set[str]:
+    """The subcommands :func:`main` needs arguments for: the one named first; none for a
+    top-level ``--help``; ``sim`` otherwise (``marathon`` alone runs ``sim``)."""
+    names = {name for name, _, _ in COMMANDS}
+    if argv and argv[0] in names:
+        return {argv[0]}
+    if argv and argv[0] in ("-h", "--help"):
+        return set()
+    return {"sim"}
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``marathon`` console script."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_selected(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         args = parser.parse_args(["sim", *(argv or [])])

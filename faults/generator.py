@@ -85,6 +85,7 @@ Distributions (and why):
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import zlib
@@ -288,12 +289,24 @@ def _anchors(cat: Catalog, service: str, file: str, text: str) -> list[int]:
     return out
 
 
+_DIFF_SIZES: dict[str, list[int]] = {}
+""":func:`_diff_sizes` by the SHA-256 of everything it reads (each change and its file's text)."""
+_SHIPPED_FILES: dict[str, list[str]] = {}
+""":func:`_source_files` of the shipped source trees (package data under
+:data:`_SHIPPED_TREE`, which a run never changes), by directory: listed once per process."""
+_SHIPPED_TREE = (Path(__file__).resolve().parent.parent / "engine" / "apps" / "src").as_posix()
+
+
 def _diff_sizes(cat: Catalog, app_name: str) -> list[int]:
     """Lines changed (added + removed) by each catalog code change: benign code changes draw
-    their size from these, so the size of a commit says nothing either."""
+    their size from these, so the size of a commit says nothing either.
+
+    Remembered by the digest of the changes and the texts they apply to (the diffs are the
+    cost; reading the files is not)."""
     import difflib
 
-    sizes = []
+    inputs: list[tuple[str, str, str]] = []
+    digest = hashlib.sha256()
     for spec in cat.faults:
         ch = spec.change
         if ch is None:
@@ -302,10 +315,31 @@ def _diff_sizes(cat: Catalog, app_name: str) -> list[int]:
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8")
-        new = text.replace(ch.find, ch.replace, 1)
-        sizes.append(sum(1 for d in difflib.unified_diff(text.splitlines(), new.splitlines(), lineterm="", n=0)
-                         if d[:1] in "+-" and not d.startswith(("+++", "---"))))
-    return sizes or [2]
+        inputs.append((text, ch.find, ch.replace))
+        for part in (text, ch.find, ch.replace):
+            digest.update(len(part).to_bytes(8, "big") + part.encode("utf-8", "surrogatepass"))
+    key = digest.hexdigest()
+    if key not in _DIFF_SIZES:
+        sizes = []
+        for text, find, replace in inputs:
+            new = text.replace(find, replace, 1)
+            sizes.append(sum(1 for d in difflib.unified_diff(text.splitlines(), new.splitlines(), lineterm="", n=0)
+                             if d[:1] in "+-" and not d.startswith(("+++", "---"))))
+        _DIFF_SIZES[key] = sizes
+    return list(_DIFF_SIZES[key]) or [2]
+
+
+def _source_files(root: Path) -> list[str]:
+    """Source files under ``root`` (relative POSIX paths, sorted) that benign changes may
+    touch: a known comment syntax (:data:`_COMMENT`), no ``__pycache__``."""
+    shipped = root.resolve().as_posix().startswith(_SHIPPED_TREE + "/")
+    if shipped and str(root) in _SHIPPED_FILES:
+        return list(_SHIPPED_FILES[str(root)])
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                   if p.is_file() and p.suffix in _COMMENT and "__pycache__" not in p.parts)
+    if shipped:
+        _SHIPPED_FILES[str(root)] = files
+    return list(files)
 
 
 class _Benign:
@@ -321,9 +355,7 @@ class _Benign:
         self.files: dict[str, list[str]] = {}
         self.text: dict[tuple[str, str], str] = {}
         for name in self.services:
-            root = source_root(app_name) / name
-            self.files[name] = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                                      if p.is_file() and p.suffix in _COMMENT and "__pycache__" not in p.parts)
+            self.files[name] = _source_files(source_root(app_name) / name)
         self.sizes = _diff_sizes(cat, app_name)
         self.shipped = is_shipped_app(app_name)
         """A user's app may give source for some services only: its benign code changes go to

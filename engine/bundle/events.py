@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 EVENT_KINDS: dict[str, tuple[str, ...]] = {
@@ -170,6 +170,22 @@ def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+class _NotCanonical(ValueError):
+    """An object whose keys, read back, are not in strictly increasing order."""
+
+
+def _canonical_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` object hook proving that ``canonical`` of what is read back is the text
+    read: true when every object's keys come in strictly increasing order (a payload with
+    keys that were not strings, ``{10: .., 9: ..}`` or ``{1: .., "1": ..}``, fails this, and
+    its round trip re-sorts or merges them). Scalars read back encode to the same text
+    (floats are written as their shortest repr)."""
+    for i in range(1, len(pairs)):
+        if not pairs[i - 1][0] < pairs[i][0]:
+            raise _NotCanonical
+    return dict(pairs)
+
+
 @dataclass(frozen=True)
 class Event:
     """One event of the stream (module docstring)."""
@@ -180,6 +196,9 @@ class Event:
     payload: dict[str, Any]
     prev: str
     hash: str
+    _line: str | None = field(default=None, init=False, repr=False, compare=False)
+    """:meth:`to_json`, composed once by :meth:`EventStream.emit` from the payload's one
+    encoding (None for events built otherwise, which encode on every call)."""
 
     @property
     def ground_truth(self) -> bool:
@@ -190,6 +209,9 @@ class Event:
                 "hash": self.hash}
 
     def to_json(self) -> str:
+        """``canonical(self.to_dict())``: the event's line in ``events.jsonl``."""
+        if self._line is not None:
+            return self._line
         return canonical(self.to_dict())
 
     @staticmethod
@@ -253,10 +275,23 @@ class EventStream:
             EventError: unknown kind or missing payload keys.
         """
         check_payload(kind, payload)
-        payload = json.loads(canonical(payload))  # freeze to plain JSON types
+        body = canonical(payload)
+        try:
+            payload = json.loads(body, object_pairs_hook=_canonical_pairs)  # freeze to plain JSON types
+        except _NotCanonical:  # keys that were not strings, or sorted otherwise as strings
+            payload = json.loads(body)
+            body = canonical(payload)
+        # ``body`` is now canonical(payload): the hash and the line are composed around it
+        # (the keys of both objects in sorted order) instead of encoding the payload twice more.
         seq = len(self.events)
         t = round(float(t), 3)
-        ev = Event(seq, t, kind, payload, self.head, Event.digest(self.head, seq, t, kind, payload))
+        head = self.head
+        kind_json, t_json = canonical(kind), canonical(t)
+        digest = hashlib.sha256(
+            f'{head}{{"kind":{kind_json},"payload":{body},"seq":{seq},"t":{t_json}}}'.encode()).hexdigest()
+        ev = Event(seq, t, kind, payload, head, digest)
+        object.__setattr__(ev, "_line", f'{{"hash":"{digest}","kind":{kind_json},"payload":{body},"prev":"{head}",'
+                                        f'"seq":{seq},"t":{t_json}}}')
         self.events.append(ev)
         for fn in list(self._subscribers):
             fn(ev)

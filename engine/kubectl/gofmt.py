@@ -19,6 +19,7 @@ kubectl's text is produced by a handful of Go routines whose details show in eve
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, MutableSequence
 from datetime import datetime, timedelta
@@ -465,12 +466,65 @@ def _json(value: Any, indent: str, level: int, out: list[str]) -> None:
         raise TypeError(f"json: unsupported type {type(value).__name__}")
 
 
+_HTML_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+"""The escapes Go's encoder adds to the standard library's (``encoding/json`` ``htmlSafeSet``)."""
+
+
+def _stdlib_encodes_alike(value: Any) -> bool:
+    """Whether ``json.dumps(value, indent=..., sort_keys=True, ensure_ascii=False)`` writes
+    what Go writes, up to the HTML-safe escapes (:data:`_HTML_SAFE`, which only strings hold).
+
+    True for trees of dicts with string keys, lists, tuples, strings, ints, bools, None and
+    floats whose Python ``repr`` is Go's text: not integral (Go writes ``3``, Python ``3.0``)
+    and within ``1e-4 <= |f| < 1e16`` (outside it Python switches to exponents where Go
+    writes ``0.00001`` or ``10000000000000000``). Anything else takes the port.
+    """
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is None or isinstance(v, (str, int)):  # bool is an int
+            continue
+        if isinstance(v, float):
+            a = abs(v)
+            if not (1e-4 <= a < 1e16) or v.is_integer():
+                return False
+        elif isinstance(v, dict):
+            for k in v:
+                if not isinstance(k, str):
+                    return False
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        else:
+            return False
+    return True
+
+
 def go_json(value: Any, indent: str = "    ") -> str:
     """``json.MarshalIndent(value, "", indent)`` of an unstructured value, plus a newline.
 
     Map keys are sorted (Go sorts ``map[string]interface{}`` keys), ``<``, ``>`` and ``&``
     are escaped as ``\\u003c`` etc., and floats use Go's shortest formatting.
+
+    The standard library's C encoder writes it when its output is Go's
+    (:func:`_stdlib_encodes_alike`; ``tests/test_kubectl_gofmt_json.py`` compares the two
+    paths on generated values); the port (:func:`go_json_port`) writes the rest.
+
+    Raises:
+        ValueError: NaN or an infinity (Go: ``json: unsupported value``).
+        TypeError: a value of no JSON type.
     """
+    if isinstance(value, (dict, list)) and _stdlib_encodes_alike(value):
+        text = json.dumps(value, indent=indent, sort_keys=True, ensure_ascii=False)
+        for ch, escaped in _HTML_SAFE:
+            if ch in text:  # only strings hold these characters: the structure is never touched
+                text = text.replace(ch, escaped)
+        return text + "\n"
+    return go_json_port(value, indent)
+
+
+def go_json_port(value: Any, indent: str = "    ") -> str:
+    """:func:`go_json` by a line-by-line port of ``encoding/json``'s encoder (any value)."""
     out: list[str] = []
     _json(value, indent, 0, out)
     return "".join(out) + "\n"
