@@ -26,7 +26,7 @@ from engine.bundle.cli import add_keys_arguments, add_seal_arguments, add_verify
 from engine.cliargs import add_app_arguments, add_kube_api_argument, add_rules_argument, seed_arg, speed_arg
 from engine.operate.llm.config import add_llm_arguments
 from engine.run.cluster import add_cluster_arguments
-from engine.run.counterfactual import noop_counterfactual
+from engine.run.counterfactual import generated_schedule_digest, noop_counterfactual
 from engine.run.faultscli import add_faults_arguments
 from engine.run.replay import replay
 from engine.run.sealinputs import complete_inputs
@@ -464,9 +464,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("keys", help="make or show the Ed25519 key seals sign bundles with")
     add_keys_arguments(p)
     p = sub.add_parser("score", help="score sealed bundles into a leaderboard")
-    add_score_arguments(p, noop=noop_counterfactual)
+    add_score_arguments(p, noop=noop_counterfactual, generated=generated_schedule_digest)
     p = sub.add_parser("report", help="write an HTML report with plots for one bundle")
-    add_report_arguments(p, noop=noop_counterfactual)
+    add_report_arguments(p, noop=noop_counterfactual, generated=generated_schedule_digest)
     p = sub.add_parser("serve", help="run a marathon for an external agent over MCP and an HTTP JSON API")
     add_serve_arguments(p)
 
