@@ -172,7 +172,22 @@ def _compile(spec: Any) -> Callable[[Any], bool]:
                 return False
             return all(check(value[k]) for k, check in fields if k in value)
         return obj
-    return lambda value: _fits(value, spec)
+    return _SCALAR_CHECKS[spec]
+
+
+def _is_num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_SCALAR_CHECKS: dict[str, Callable[[Any], bool]] = {
+    # :func:`_fits` for each scalar type, without dispatching on the spec for every value
+    _STR: lambda value: isinstance(value, str),
+    _BOOL: lambda value: isinstance(value, bool),
+    _INT: lambda value: isinstance(value, int) and not isinstance(value, bool),
+    _NUM: _is_num,
+    _LIST: lambda value: isinstance(value, list),
+    _DICT: lambda value: isinstance(value, dict),
+}
 
 
 _FAST_CHECKS = {kind: _compile(spec) for kind, spec in PAYLOAD_TYPES.items()}
