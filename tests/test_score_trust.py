@@ -206,7 +206,8 @@ def test_every_event_of_a_real_run_is_well_typed_by_both_checks(honest: Path) ->
             _type_problems(ev.payload, spec, "payload", slow)
             assert not slow and bundle_events._FAST_CHECKS[ev.kind](ev.payload)
     bad = {"services": [{"service": "a", "ready": 1.5, "desired": 1}], "routes": []}
-    assert check_payload_types("health.sample", bad) == ["payload.services[0].ready: expected an integer, got float 1.5"]
+    assert check_payload_types("health.sample", bad) == [
+        "payload.services[0].ready: expected an integer, got float 1.5"]
 
 
 def test_the_generated_schedule_digest_is_cached_per_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
