@@ -21,7 +21,8 @@ signature covers the head (:mod:`engine.bundle.format`, :mod:`engine.bundle.keys
   used -- the no-op run is re-simulated through the injected provider instead, or the repair
   credit is provisional;
 * a counterfactual moved from another run is refused: its ``schedule_sha256`` must be the
-  ``run.start`` event's and its reference must name the run's app and seed;
+  ``run.start`` event's (the schedule text names the app) and its reference must name the
+  run's seed;
 * a forger who rewrites ``counterfactual.json`` *and* reseals is no stronger than one who
   rewrites the events and reseals: an unsigned bundle cannot tell them apart from the
   honest sealer (the same holds for every file); a signed bundle can, since the forger lacks
@@ -265,7 +266,7 @@ def bundle_counterfactual(bundle: Any, path: str | Path, meta: dict[str, Any] | 
 
     Raises:
         ScoreError: the carried counterfactual is malformed, or another run's: its
-            ``schedule_sha256`` is not the run's, or its reference names another app or seed.
+            ``schedule_sha256`` is not the run's, or its reference names another seed.
     """
     from engine.bundle.layout import COUNTERFACTUAL_FILE
 
@@ -276,12 +277,14 @@ def bundle_counterfactual(bundle: Any, path: str | Path, meta: dict[str, Any] | 
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ScoreError(f"{path}: {COUNTERFACTUAL_FILE} is malformed: {exc}") from None
     if meta is not None:
-        want = f"noop:{meta.get('app')}:seed{meta.get('seed')}:"
+        # ``noop:<app>:seed<N>:<head>``; the app is not compared: the schedule digest covers it
+        # (the schedule names its app), and a bundle may carry a user's app under a new name
+        seed = cf.reference.rsplit(":", 2)[1] if cf.reference.count(":") >= 3 else ""
         schedule = meta.get("schedule_sha256")
-        if (isinstance(schedule, str) and cf.schedule_sha256 != schedule) or not cf.reference.startswith(want):
+        if (isinstance(schedule, str) and cf.schedule_sha256 != schedule) or seed != f"seed{meta.get('seed')}":
             raise ScoreError(f"{path}: {COUNTERFACTUAL_FILE} is not this run's no-op run (reference "
-                             f"{cf.reference!r}, schedule {cf.schedule_sha256[:12] or '-'}; the run: {want}..., "
-                             f"schedule {str(meta.get('schedule_sha256'))[:12]}): refused")
+                             f"{cf.reference!r}, schedule {cf.schedule_sha256[:12] or '-'}; the run: seed "
+                             f"{meta.get('seed')}, schedule {str(schedule)[:12]}): refused")
     return cf
 
 

@@ -96,6 +96,13 @@ def test_a_counterfactual_moved_from_another_run_is_refused(recorded: Path, hone
     relabelled = _sealed_with(recorded, tmp_path / "relabelled", {**other, "reference": own["reference"]})
     with pytest.raises(ScoreError, match="is not this run's no-op run"):
         load_score(str(relabelled))
+    reseeded = _sealed_with(recorded, tmp_path / "reseeded",
+                            {**own, "reference": own["reference"].replace(":seed5:", ":seed6:")})
+    with pytest.raises(ScoreError, match="is not this run's no-op run"):
+        load_score(str(reseeded))
+    renamed = _sealed_with(recorded, tmp_path / "renamed",
+                           {**own, "reference": own["reference"].replace("noop:online-boutique:", "noop:shop:")})
+    assert not load_score(str(renamed))[0].provisional  # the app is the schedule's: its digest covers it
 
 
 def test_a_counterfactual_edited_after_the_seal_never_judges_the_run(honest: Path, capsys: pytest.CaptureFixture[str],
