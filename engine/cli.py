@@ -487,17 +487,17 @@ def _fill_keys(p: argparse.ArgumentParser) -> None:
 
 
 def _fill_score(p: argparse.ArgumentParser) -> None:
-    from engine.run.counterfactual import noop_counterfactual
+    from engine.run.counterfactual import generated_schedule_digest, noop_counterfactual
     from scoring.cli import add_score_arguments
 
-    add_score_arguments(p, noop=noop_counterfactual)
+    add_score_arguments(p, noop=noop_counterfactual, generated=generated_schedule_digest)
 
 
 def _fill_report(p: argparse.ArgumentParser) -> None:
-    from engine.run.counterfactual import noop_counterfactual
+    from engine.run.counterfactual import generated_schedule_digest, noop_counterfactual
     from scoring.cli import add_report_arguments
 
-    add_report_arguments(p, noop=noop_counterfactual)
+    add_report_arguments(p, noop=noop_counterfactual, generated=generated_schedule_digest)
 
 
 def _fill_serve(p: argparse.ArgumentParser) -> None:

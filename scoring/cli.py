@@ -5,30 +5,65 @@ refused unless ``--allow-unverified`` is given, and then every output marks it.
 
 Scoring reads only the bundle (DESIGN section 8): the app model, the no-op counterfactual
 and the events it carries, and the replay verdict recorded for its head
-(:mod:`engine.bundle.replaystatus`). A bundle sealed before it carried a counterfactual is
-re-simulated only through a :data:`scoring.counterfactual.NoopProvider` the command layer
-injects (``marathon`` passes the run side's ``noop_counterfactual``, ``engine/run/counterfactual.py``);
-without one its repair credit is provisional, and the message says so.
+(:mod:`engine.bundle.replaystatus`). Scoring never re-simulates a bundle that carries its
+counterfactual. A bundle sealed before it carried one is re-simulated only through a
+:data:`scoring.counterfactual.NoopProvider` the command layer injects (``marathon`` passes the
+run side's ``noop_counterfactual``, ``engine/run/counterfactual.py``); without one its repair
+credit is provisional, and the message says so.
+
+Trust model of the stored counterfactual (``counterfactual.json``). The seal computes it on
+the sealing engine and lists its digest in the manifest; the seal event carries the digest of
+that file table, the seal event is chained into the stream's head, and a signed bundle's
+signature covers the head (:mod:`engine.bundle.format`, :mod:`engine.bundle.keys`). So:
+
+* a counterfactual changed after the seal is a verify problem: the bundle is refused, and even
+  with ``--allow-unverified`` a counterfactual (or manifest) that does not verify is never
+  used -- the no-op run is re-simulated through the injected provider instead, or the repair
+  credit is provisional;
+* a counterfactual moved from another run is refused: its ``schedule_sha256`` must be the
+  ``run.start`` event's (the schedule text names the app) and its reference must name the
+  run's seed;
+* a forger who rewrites ``counterfactual.json`` *and* reseals is no stronger than one who
+  rewrites the events and reseals: an unsigned bundle cannot tell them apart from the
+  honest sealer (the same holds for every file); a signed bundle can, since the forger lacks
+  the key (``marathon verify --trust KEY``); and ``marathon verify --replay`` re-simulates
+  the no-op run without the cache and reports a counterfactual that differs
+  (``engine/run/replay.py``), which marks the bundle ``diverged`` and takes it off the
+  leaderboard (:mod:`engine.bundle.replaystatus`).
+
+A counterfactual only ever *judges* repairs (the counterfactual, blast-radius and data gates)
+and the degradation; it can withhold credit a forger wants, so the honest sealer has no
+reason to weaken it, and the only way to make it lenient is a forgery covered above.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from scoring.counterfactual import Counterfactual, NoopProvider
 from scoring.score import FORMULA_VERSION, FORMULAS, RunScore
 
+GeneratedSchedule = Callable[[str, int, str], str]
+"""``(app, seed, regime) -> schedule_sha256`` of the schedule the installed engine generates for a
+shipped app (the run side's ``generated_schedule_digest`` caches it per engine code digest). The
+command layer injects it; without one the scorer generates the schedule itself (about a second
+for a marathon)."""
 
-def add_score_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None = None) -> None:
+
+def add_score_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None = None,
+                        generated: GeneratedSchedule | None = None) -> None:
     """Declare ``marathon score``'s arguments on ``p`` and set ``func``.
 
     Args:
         p: the ``score`` sub-parser.
         noop: re-simulates the no-op counterfactual of a bundle that carries none (None:
             such a bundle is scored with provisional repair credit).
+        generated: the digest of the schedule the engine generates (:data:`GeneratedSchedule`;
+            None: generated in the scorer).
     """
     p.add_argument("bundles", nargs="+", help="sealed bundles (.marathon) or sealed run directories")
     p.add_argument("--json", action="store_true", help="canonical JSON (byte-identical for the same inputs)")
@@ -39,23 +74,24 @@ def add_score_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None
     p.add_argument("--allow-unverified", action="store_true",
                    help="score unsealed or damaged bundles too, clearly marked")
     p.add_argument("--no-counterfactual", "--no-degradation", dest="no_degradation", action="store_true",
-                   help="skip the no-op re-simulation: no degradation, and repair credit is provisional (the "
-                        "counterfactual, blast-radius and data gates are not judged); marked on every output")
+                   help="score without the no-op counterfactual: no degradation, and repair credit is provisional "
+                        "(the counterfactual, blast-radius and data gates are not judged); marked on every output")
     p.add_argument("--per-app", action="store_true", help="one row per operator and app (default: per operator)")
     p.add_argument("--include-incomplete", action="store_true",
                    help="rank runs that stopped before the schedule's end too (marked); by default they are "
                         "listed but left out of the leaderboard")
-    p.set_defaults(func=cmd_score, noop_provider=noop)
+    p.set_defaults(func=cmd_score, noop_provider=noop, generated_schedule=generated)
 
 
-def add_report_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None = None) -> None:
-    """Declare ``marathon report``'s arguments on ``p`` and set ``func`` (``noop``: as for
-    :func:`add_score_arguments`)."""
+def add_report_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None = None,
+                         generated: GeneratedSchedule | None = None) -> None:
+    """Declare ``marathon report``'s arguments on ``p`` and set ``func`` (``noop``, ``generated``:
+    as for :func:`add_score_arguments`)."""
     p.add_argument("bundle", help="a sealed bundle or run directory")
     p.add_argument("-o", "--output", required=True, help="directory to write index.html and the plots into")
     p.add_argument("--allow-unverified", action="store_true",
                    help="report on an unsealed or damaged bundle too, clearly marked")
-    p.set_defaults(func=cmd_report, noop_provider=noop)
+    p.set_defaults(func=cmd_report, noop_provider=noop, generated_schedule=generated)
 
 
 INCOMPLETE = "INCOMPLETE"
@@ -67,8 +103,8 @@ class ScoreError(Exception):
 
 
 def load_score(path: str, *, allow_unverified: bool = False, degradation: bool = True,
-               formula: str = FORMULA_VERSION,
-               noop: NoopProvider | None = None) -> tuple[RunScore, list]:  # type: ignore[type-arg]
+               formula: str = FORMULA_VERSION, noop: NoopProvider | None = None,
+               generated: GeneratedSchedule | None = None) -> tuple[RunScore, list]:  # type: ignore[type-arg]
     """Verify and score one bundle.
 
     Args:
@@ -77,18 +113,22 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
         degradation: judge against the no-op counterfactual (False: provisional repair credit,
             no degradation).
         formula: which of :data:`scoring.score.FORMULAS` the score reports.
-        noop: re-simulates the no-op counterfactual when the bundle carries none (module
-            docstring); None: such a bundle is scored provisionally, with a message.
+        noop: re-simulates the no-op counterfactual when the bundle carries none, or (with
+            ``allow_unverified``) one that does not verify (module docstring); None: such a
+            bundle is scored provisionally, with a message.
+        generated: the digest of the schedule the engine generates (:data:`GeneratedSchedule`),
+            to tell a seeded run from a custom-schedule one; None: generated here.
 
     Raises:
-        ScoreError: not a bundle, not intact (without ``allow_unverified``), not a run.
+        ScoreError: not a bundle, not intact (without ``allow_unverified``), not a run, or a
+            stored counterfactual that is malformed or belongs to another run.
     """
     from engine.bundle.format import BundleError, open_bundle, verify
     from engine.bundle.replaystatus import replay_status
     from scoring.score import score_events
 
     try:
-        report = verify(path)
+        report = verify(path, keep=True)  # open_bundle below reuses its files and parsed events
     except (BundleError, OSError, ValueError) as exc:
         raise ScoreError(str(exc)) from None
     integrity = "sealed"
@@ -101,7 +141,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     elif not report.complete:
         integrity = f"{INCOMPLETE}: {report.reason or 'the run stopped before the end of its schedule'}"
     try:
-        bundle = open_bundle(path)
+        bundle = open_bundle(path, report=report)
         try:
             events = bundle.events
         except BundleError:
@@ -117,7 +157,13 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     model = bundle_app_model(bundle, path)
     counterfactual = None
     if degradation:
-        counterfactual = bundle_counterfactual(bundle, path)
+        from engine.bundle.layout import COUNTERFACTUAL_FILE
+
+        unverified = {p.file for p in report.problems} & {COUNTERFACTUAL_FILE, "manifest.json"}
+        if unverified and COUNTERFACTUAL_FILE in bundle.names():  # never trust what does not verify
+            print(f"marathon: {path}: its {COUNTERFACTUAL_FILE} does not verify and is not used", file=sys.stderr)
+        else:
+            counterfactual = bundle_counterfactual(bundle, path, meta)
         if counterfactual is None:  # a bundle sealed before it carried one: re-simulate on this engine
             counterfactual = _resimulated(noop, meta, bundle, path)
     try:
@@ -126,7 +172,10 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
     except (ValueError, KeyError) as exc:
         raise ScoreError(f"{path}: {exc}") from None
     score.replayed = replay_status(report.head)
-    score.custom_schedule = not _generated_schedule(meta, model)
+    from engine.bundle.layout import APP_FILE
+
+    model_text = bundle.read_text(APP_FILE) if model is not None else None
+    score.custom_schedule = not _generated_schedule(meta, model, model_text=model_text, generated=generated)
     return score, events
 
 
@@ -148,7 +197,8 @@ def _resimulated(noop: NoopProvider | None, meta: dict[str, Any], bundle: Any, p
     return result
 
 
-def _generated_schedule(meta: dict[str, Any], model: Any = None) -> bool:
+def _generated_schedule(meta: dict[str, Any], model: Any = None, *, model_text: str | None = None,
+                        generated: GeneratedSchedule | None = None) -> bool:
     """Whether the run replayed the schedule this engine generates for its app, regime and seed
     (a ``--schedule FILE`` run, or one whose schedule was swapped, is ranked apart).
 
@@ -157,6 +207,13 @@ def _generated_schedule(meta: dict[str, Any], model: Any = None) -> bool:
     has a public schedule to compare with. A user's app -- a file or directory, or a model
     that merely takes a shipped app's name -- is always ranked apart: the bundle carries only
     the catalog entries its schedule drew, so no scorer can regenerate its schedule.
+
+    Args:
+        meta: ``run.start``'s payload.
+        model: the app model the bundle carries (None: an older bundle, the installed one).
+        model_text: the text of the bundle's ``app.yaml``, when there is one: text equal to
+            the installed model file's is the same model, so neither is parsed again.
+        generated: :data:`GeneratedSchedule` (None: the schedule is generated here).
     """
     from engine.apps.model import builtin_app_path, builtin_apps, load_app_file
     from engine.bundle.layout import schedule_digest
@@ -167,8 +224,12 @@ def _generated_schedule(meta: dict[str, Any], model: Any = None) -> bool:
     if app not in builtin_apps():
         return False
     try:
-        if model is not None and model != load_app_file(builtin_app_path(app)):
+        installed = builtin_app_path(app)
+        same_text = model_text is not None and model_text == installed.read_text(encoding="utf-8")
+        if model is not None and not same_text and model != load_app_file(installed):
             return False
+        if generated is not None:
+            return generated(app, int(meta["seed"]), str(meta["regime"])) == meta.get("schedule_sha256")
         expected = dump_schedule(generate(app, int(meta["seed"]), str(meta["regime"])))
     except Exception:  # an app, regime or seed this engine cannot generate: not a public schedule
         return False
@@ -194,20 +255,37 @@ def bundle_app_model(bundle: Any, path: str | Path) -> Any:
         raise ScoreError(f"{path}: {APP_FILE}: {exc}") from None
 
 
-def bundle_counterfactual(bundle: Any, path: str | Path) -> Any:
+def bundle_counterfactual(bundle: Any, path: str | Path, meta: dict[str, Any] | None = None) -> Any:
     """The no-op counterfactual the bundle carries (``counterfactual.json``), or None.
 
+    Args:
+        bundle: the open bundle.
+        path: its path, for messages.
+        meta: the run's ``run.start`` payload, to check the counterfactual is this run's
+            (module docstring, trust model); None: not checked.
+
     Raises:
-        ScoreError: the carried counterfactual is malformed.
+        ScoreError: the carried counterfactual is malformed, or another run's: its
+            ``schedule_sha256`` is not the run's, or its reference names another seed.
     """
     from engine.bundle.layout import COUNTERFACTUAL_FILE
 
     if COUNTERFACTUAL_FILE not in bundle.names():
         return None
     try:
-        return Counterfactual.from_dict(bundle.read_json(COUNTERFACTUAL_FILE))
+        cf = Counterfactual.from_dict(bundle.read_json(COUNTERFACTUAL_FILE))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ScoreError(f"{path}: {COUNTERFACTUAL_FILE} is malformed: {exc}") from None
+    if meta is not None:
+        # ``noop:<app>:seed<N>:<head>``; the app is not compared: the schedule digest covers it
+        # (the schedule names its app), and a bundle may carry a user's app under a new name
+        seed = cf.reference.rsplit(":", 2)[1] if cf.reference.count(":") >= 3 else ""
+        schedule = meta.get("schedule_sha256")
+        if (isinstance(schedule, str) and cf.schedule_sha256 != schedule) or seed != f"seed{meta.get('seed')}":
+            raise ScoreError(f"{path}: {COUNTERFACTUAL_FILE} is not this run's no-op run (reference "
+                             f"{cf.reference!r}, schedule {cf.schedule_sha256[:12] or '-'}; the run: seed "
+                             f"{meta.get('seed')}, schedule {str(schedule)[:12]}): refused")
+    return cf
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -219,7 +297,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         try:
             score, events = load_score(path, allow_unverified=args.allow_unverified,
                                        degradation=not args.no_degradation, formula=args.formula,
-                                       noop=getattr(args, "noop_provider", None))
+                                       noop=getattr(args, "noop_provider", None),
+                                       generated=getattr(args, "generated_schedule", None))
         except ScoreError as exc:
             print(f"marathon: {exc}", file=sys.stderr)
             return 2
@@ -269,7 +348,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:
         score, events = load_score(args.bundle, allow_unverified=args.allow_unverified,
-                                   noop=getattr(args, "noop_provider", None))
+                                   noop=getattr(args, "noop_provider", None),
+                                   generated=getattr(args, "generated_schedule", None))
     except ScoreError as exc:
         print(f"marathon: {exc}", file=sys.stderr)
         return 2

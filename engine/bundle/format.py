@@ -191,6 +191,8 @@ class VerifyReport:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     signer: str | None = None
+    _read: tuple[_Loaded, _Scan | None] | None = field(default=None, repr=False, compare=False)
+    """The files and the event scan this report was made from, for :func:`open_bundle` to reuse."""
 
     @property
     def ok(self) -> bool:
@@ -465,33 +467,44 @@ class _Scan:
         return self.lines[-1].event if self.lines else None
 
 
-def _read_line(raw: bytes) -> tuple[Event | None, list[str]]:
-    """The event on one line and what is wrong with the line itself (not the chain)."""
+def _read_line(raw: bytes) -> tuple[Event | None, list[str], str | None]:
+    """The event on one line, what is wrong with the line itself (not the chain), and the
+    digest of its content (:meth:`engine.bundle.events.Event.digest`; None when it cannot be
+    computed).
+
+    The line is JSON-encoded once: the canonical body the digest covers (``seq``, ``t``,
+    ``kind``, ``payload``) is encoded, and the canonical line is that body with ``hash`` and
+    ``prev`` spliced in at their sorted places (``hash`` < ``kind`` < ``payload`` < ``prev``
+    < ``seq`` < ``t``), so it equals ``ev.to_json()`` without encoding the payload twice.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, [f"not UTF-8 (byte {exc.start} of the line)"]
+        return None, [f"not UTF-8 (byte {exc.start} of the line)"], None
     if not text:
-        return None, ["an empty line"]
+        return None, ["an empty line"], None
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError) as exc:
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         col = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-        return None, [f"not JSON ({msg}{col})"]
+        return None, [f"not JSON ({msg}{col})"], None
     if not isinstance(obj, dict):
-        return None, ["not an event object"]
+        return None, ["not an event object"], None
     try:
         ev = Event.from_dict(obj)
-        as_json = ev.to_json()
+        body = canonical({"seq": ev.seq, "t": ev.t, "kind": ev.kind, "payload": ev.payload})
+        tail = f',"seq":{canonical(ev.seq)},"t":{canonical(ev.t)}}}'
+        as_json = (f'{{"hash":{canonical(ev.hash)},' + body[1:len(body) - len(tail)]
+                   + f',"prev":{canonical(ev.prev)}' + tail)
     except (ValueError, TypeError) as exc:
-        return None, [f"not an event ({exc})"]
+        return None, [f"not an event ({exc})"], None
     reasons = []
     if set(obj) != _EVENT_KEYS:
         reasons.append(f"fields {sorted(obj)}, expected {sorted(_EVENT_KEYS)}")
     elif as_json != text:
         reasons.append("not in canonical JSON form")
-    return ev, reasons
+    return ev, reasons, hashlib.sha256((ev.prev + body).encode()).hexdigest()
 
 
 def _scan_events(data: bytes, f: _File, bundle: bool) -> _Scan:
@@ -508,18 +521,14 @@ def _scan_events(data: bytes, f: _File, bundle: bool) -> _Scan:
     frame = "bundle bytes" if bundle else "bytes"
     while (nl := data.find(b"\n", pos)) >= 0:
         number = len(lines) + 1
-        ev, reasons = _read_line(data[pos:nl])
+        ev, reasons, digest = _read_line(data[pos:nl])
         if ev is not None:
             if ev.seq != number - 1:
                 reasons.append(f"seq {ev.seq} where {number - 1} belongs")
             if prev is not None and ev.prev != prev:
                 reasons.append(f"its prev link does not match the hash of seq {number - 2}" if number > 1
                                else "its prev link is not the genesis hash")
-            try:
-                good = ev.hash == Event.digest(ev.prev, ev.seq, ev.t, ev.kind, ev.payload)
-            except (ValueError, TypeError):
-                good = False
-            if not good:
+            if ev.hash != digest:
                 reasons.append("its hash does not match its content")
         prev = ev.hash if ev is not None else None
         lines.append(_Line(number, pos, nl + 1, ev))
@@ -953,7 +962,7 @@ def _check_files(c: _Checker, man_file: _File, manifest: dict[str, Any], seal: _
                               f"sealed: {entry['size']} bytes, {str(entry['sha256'])[:12]}...)")
 
 
-def _check(loaded: _Loaded) -> VerifyReport:
+def _check(loaded: _Loaded, keep: bool = False) -> VerifyReport:
     """Every content check (module docstring) on loaded files, in order; container problems come first.
 
     The stream first (chain, ``run.start``, the schedule's digest, where seal events stand);
@@ -964,6 +973,8 @@ def _check(loaded: _Loaded) -> VerifyReport:
     c = _Checker(loaded, VerifyReport(loaded.path, loaded.form, size=loaded.size, problems=list(loaded.problems)))
     c.rep.files = len([n for n in loaded.files if n != MANIFEST_FILE])
     stream = _check_stream(c)
+    if keep:
+        c.rep._read = (loaded, stream[1] if stream is not None else None)
     if stream is None:
         return c.rep
     ev_file, scan = stream
@@ -983,11 +994,14 @@ def _check(loaded: _Loaded) -> VerifyReport:
     return c.rep
 
 
-def verify(path: str | Path) -> VerifyReport:
+def verify(path: str | Path, *, keep: bool = False) -> VerifyReport:
     """Verify a bundle file, a sealed run directory or an unsealed one.
 
     Args:
         path: the bundle (``*.marathon``) or run directory.
+        keep: keep the files read and the parsed events in the report, for
+            ``open_bundle(path, report=...)`` to reuse (the report then holds the whole run in
+            memory: drop it once the bundle is open).
 
     Returns:
         The report: sealed or not, complete or truncated, and every problem with its place
@@ -998,7 +1012,7 @@ def verify(path: str | Path) -> VerifyReport:
         NotARunError: the path does not exist.
         BundleError: the path cannot be read.
     """
-    return _check(_load(Path(path)))
+    return _check(_load(Path(path)), keep)
 
 
 # ----------------------------------------------------------------------------- reading
@@ -1012,8 +1026,9 @@ class Bundle:
     serves an operator must never hand it a :class:`Bundle`.
     """
 
-    def __init__(self, loaded: _Loaded) -> None:
+    def __init__(self, loaded: _Loaded, scan: _Scan | None = None) -> None:
         self._loaded = loaded
+        self._prescan = scan
         self.path = loaded.path
         self.form = loaded.form
 
@@ -1059,7 +1074,7 @@ class Bundle:
         f = self._loaded.files.get(EVENTS_FILE)
         if f is None:
             raise NotARunError(f"{self.path}: holds no {EVENTS_FILE}: not a run")
-        scan = _scan_events(f.data, f, self.form == "bundle")
+        scan = self._prescan if self._prescan is not None else _scan_events(f.data, f, self.form == "bundle")
         if scan.problems:
             raise BundleError(f"{self.path}: {scan.problems[0]}")
         bad = [(ln, why) for ln in scan.lines if ln.event is not None
@@ -1136,12 +1151,16 @@ class Bundle:
         return self.read_text(SCHEDULE_FILE)
 
 
-def open_bundle(path: str | Path, *, check: bool = False) -> Bundle:
+def open_bundle(path: str | Path, *, check: bool = False, report: VerifyReport | None = None) -> Bundle:
     """Open a bundle file, a sealed run directory or an unsealed (live or killed) one.
 
     Args:
         path: the bundle or directory.
         check: verify everything first and refuse anything that is not intact.
+        report: what ``verify(path, keep=True)`` said of the same ``path`` moments ago: the files it
+            read and its scan of the event stream are reused, so verifying and then opening reads,
+            parses and hashes every event once (the files are not read again: a caller that
+            needs to catch a change between the two calls verifies again).
 
     Raises:
         NotARunError: no such path, or a file that is not a marathon bundle, or a directory
@@ -1149,7 +1168,8 @@ def open_bundle(path: str | Path, *, check: bool = False) -> Bundle:
         BundleError: a damaged container (truncated, changed headers), or with ``check``,
             anything :func:`verify` reports (the first problem, with its place).
     """
-    loaded = _load(Path(path))
+    read = report._read if report is not None and report.path == Path(path) else None
+    loaded, scan = read if read is not None else (_load(Path(path)), None)
     if loaded.form == "bundle" and (not loaded.order or loaded.order[0] != MANIFEST_FILE):
         first = loaded.problems[0] if loaded.problems else "its first member is not manifest.json"
         raise NotARunError(f"{path}: not a marathon bundle ({first})")
@@ -1157,12 +1177,13 @@ def open_bundle(path: str | Path, *, check: bool = False) -> Bundle:
         kind = "marathon bundle" if loaded.form == "bundle" else "run directory"
         raise NotARunError(f"{path}: not a {kind}: no {EVENTS_FILE}")
     if check:
-        rep = _check(loaded)
+        rep = report if read is not None and report is not None else _check(loaded)
         if rep.problems:
             raise BundleError(f"{path}: not intact ({len(rep.problems)} problems; first: {rep.problems[0]})")
+        scan = rep._read[1] if rep._read is not None else None
     elif loaded.problems:
         raise BundleError(f"{path}: damaged bundle: {loaded.problems[0]}")
-    return Bundle(loaded)
+    return Bundle(loaded, scan)
 
 
 # ----------------------------------------------------------------------------- sealing

@@ -16,6 +16,15 @@ Results are cached per (app, seed, schedule digest, engine code digest) under
 :func:`cache_dir` (``$SRE_MARATHON_CACHE``, default ``~/.cache/sre-marathon``, then ``noop/``),
 so a code change never reuses a stale counterfactual, and the score records which no-op run
 it compared against (its event-stream head hash).
+
+The scorer also asks whether a run replayed the schedule this engine generates for its app,
+regime and seed (``scoring/cli.py``'s ``_generated_schedule``; a ``--schedule FILE`` run is
+ranked apart): :func:`generated_schedule_digest` answers from the same kind of cache, so a
+score does not regenerate a marathon's schedule (about a second) every time.
+
+The cache only saves time; nothing in it is trusted more than the code that wrote it: each
+entry is keyed by the engine's code digest, and a score never reads the no-op cache for a
+bundle that carries its own counterfactual (``scoring/cli.py``: the trust model).
 """
 
 from __future__ import annotations
@@ -111,3 +120,45 @@ def noop_counterfactual(app: str, seed: int, schedule_text: str, *, use_cache: b
         except OSError:
             pass  # an unwritable cache only costs time
     return result
+
+
+def generated_schedule_digest(app: str, seed: int, regime: str, *, use_cache: bool = True) -> str:
+    """The ``schedule_sha256`` of the schedule this engine generates for a shipped app, regime
+    and seed (:func:`faults.generator.generate`, then :func:`faults.schedule.dump_schedule`),
+    from the cache when it is there (keyed like the no-op cache: app, seed, regime and
+    :func:`code_digest`; ``<cache root>/schedules``).
+
+    Args:
+        app: a shipped app's name.
+        seed: the simulation seed.
+        regime: the regime name (``short-5``, ``marathon``, ...).
+        use_cache: read and write the on-disk cache.
+
+    Returns:
+        64 hex digits.
+
+    Raises:
+        Exception: whatever generating raises (an app, regime or seed this engine cannot generate).
+    """
+    key = hashlib.sha256(f"{CACHE_VERSION}:{app}:{seed}:{regime}:{code_digest()}".encode()).hexdigest()[:24]
+    path = cache_root() / "schedules" / f"{app}-{regime}-seed{seed}-{key}.sha256"
+    if use_cache:
+        try:
+            cached = path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            cached = ""
+        if len(cached) == 64 and all(c in "0123456789abcdef" for c in cached):
+            return cached
+    from faults.generator import generate
+    from faults.schedule import dump_schedule
+
+    digest = schedule_digest(dump_schedule(generate(app, seed, regime)))
+    if use_cache:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(digest + "\n", encoding="ascii")
+            tmp.replace(path)
+        except OSError:
+            pass  # an unwritable cache only costs time
+    return digest
