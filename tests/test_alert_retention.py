@@ -177,3 +177,28 @@ def test_evaluator_follows_a_store_that_drops_scrapes() -> None:
     assert [t.to_state for t in got[:2]] == ["pending", "firing"] and len(got) > 10
     with pytest.raises(RuntimeError, match="dropped 2 scrapes before the alert evaluator ingested them"):
         run(40)
+
+
+def test_query_metrics_inside_the_window_answers_as_full_history_and_refuses_beyond() -> None:
+    from engine.operate.promquery import run_query
+
+    rules = load_rule_text("groups: [{name: g, rules: [{record: r, expr: 'sum(rate(x[2m]))'}]}]\n", "t.yaml")
+    evs = [AlertEvaluator(rules, retention_s=600), AlertEvaluator(rules, retention_s=None)]
+    for k in range(300):
+        for ev in evs:
+            ev.ingest_samples(15.0 * k, [({"__name__": "x", "i": str(i)}, float(k * (i + 1)))
+                                         for i in range(3) if (k // 40) % 3 != i])
+            ev.evaluate(15.0 * k)
+    bounded, full = (ev.storage for ev in evs)
+    now = 15.0 * 299
+    assert bounded.retained_from_ms is not None and full.retained_from_ms is None
+    for args in ({"query": "rate(x[5m])"}, {"query": "r", "start": now - 200, "step": 15.0},
+                 {"query": "max_over_time(x[3m:1m])", "time": now - 60}):
+        a, b = run_query(bounded, now=now, **args), run_query(full, now=now, **args)
+        assert a.body == b.body and a.body["status"] == "success"
+    for args in ({"query": "count_over_time(x[30m])"}, {"query": "x", "time": 60.0},
+                 {"query": "x", "start": 0.0, "step": 60.0}):
+        refused = run_query(bounded, now=now, **args)
+        assert refused.body["status"] == "error" and refused.body["errorType"] == "bad_data"
+        assert "before the oldest the run's Prometheus keeps" in refused.body["error"]
+        assert run_query(full, now=now, **args).body["status"] == "success"
