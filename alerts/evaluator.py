@@ -47,7 +47,7 @@ import numpy as np
 
 from alerts.health import RuleHealth, RuleHealthChange, RuleHealthTracker
 from alerts.history import AlertHistory
-from alerts.promql.budget import check_budget
+from alerts.promql.budget import check_budget, earliest_read_ms, reach
 from alerts.promql.engine import EvalContext, compile_query
 from alerts.promql.labels import METRIC_NAME, LabelTable, fingerprint, has_duplicates
 from alerts.promql.storage import FloatArray, IntArray, Storage, to_ms
@@ -63,6 +63,14 @@ _Fresh = dict[str, tuple[dict[str, str], dict[str, str], float]]
 
 _MEMO_LIMIT = 4096
 """Entries kept per rule in each template/series memo before it is cleared."""
+
+QUERY_RETENTION_S = 3600.0
+"""History kept behind the latest evaluation for queries the rules do not make themselves
+(``query_metrics``, templates' ``query``), seconds: one hour, the longest window the paper
+pack's rules read (``[1h]``). A Prometheus keeps its ``--storage.tsdb.retention.time`` (15 days
+by default), so it would hold a whole run; a run keeps this much so that its memory does not grow
+with its length (issue 17). A query reaching a sample time that was dropped is refused with a message
+naming the oldest time kept (:meth:`AlertEvaluator.retained_from`)."""
 
 RESOLVED_RETENTION_S = 900.0
 """alerting.go ``resolvedRetention``: a resolved alert is kept 15 minutes."""
@@ -204,6 +212,20 @@ class AlertEvaluator:
         max_template_chars: longest expanded label or annotation, characters (None: no
             bound, as Prometheus and promtool; ``marathon rules test`` uses None).
             Longer ones are cut there with a note (:data:`MAX_TEMPLATE_CHARS`).
+        retention_s: history kept behind the latest evaluation for queries other than the rules'
+            own, seconds (:data:`QUERY_RETENTION_S`); None keeps every sample (``promtool``
+            files, rule unit tests). The storage keeps the larger of this and what the rules
+            read back (:attr:`keep_ms`).
+
+    Memory: at every evaluation the storage is told it may drop what no later read needs
+    (:meth:`alerts.promql.storage.Storage.retain`): samples older than :attr:`keep_ms` before
+    the evaluation time -- the rules' reach (longest range or lookback, plus offsets and subquery
+    ranges, from :func:`alerts.promql.budget.reach`) or the query retention, whichever is
+    longer -- and the series with no sample left in that window (Prometheus' staleness: a series
+    not scraped for the lookback is no longer returned). ``for`` and ``keep_firing_for`` need no
+    samples: the alerts' own state holds when they became active. So memory follows the live
+    series and the window, not the run's length. Evaluations must go forward in time once
+    samples have been dropped (a Prometheus server's do).
 
     Raises:
         RuleFileError: the rule file does not load.
@@ -212,7 +234,8 @@ class AlertEvaluator:
     def __init__(self, rules: RuleSet | str | Path | None = None, *, interval_s: float = 15.0,
                  lookback_s: float = 300.0, external_labels: Mapping[str, str] | None = None,
                  external_url: str = "", record_history: bool = True,
-                 max_template_chars: int | None = MAX_TEMPLATE_CHARS) -> None:
+                 max_template_chars: int | None = MAX_TEMPLATE_CHARS,
+                 retention_s: float | None = QUERY_RETENTION_S) -> None:
         if rules is None:
             rules = load_pack()
         elif not isinstance(rules, RuleSet):
@@ -232,6 +255,29 @@ class AlertEvaluator:
         self._template_env: tuple[tuple[tuple[str, str], ...], str] | None = None
         self._health = RuleHealthTracker()
         self.evaluations = 0
+        self.keep_ms = self._keep_ms(retention_s)
+        """Samples kept behind the latest evaluation, ms; None keeps them all (class docstring)."""
+
+    def _keep_ms(self, retention_s: float | None) -> int | None:
+        """The window the storage keeps (class docstring); None when unbounded: no retention, or
+        a rule pinned to a fixed time with ``@``."""
+        if retention_s is None:
+            return None
+        keep = to_ms(retention_s)
+        for rule in self.rules.rules:
+            rel, pinned = reach(rule.node, self.lookback_ms)
+            if pinned is not None:
+                return None
+            if rel is not None:
+                keep = max(keep, rel)
+        return keep
+
+    def retained_from(self) -> float | None:
+        """Run time (seconds) from which every sample is kept, or None while none was dropped:
+        queries reading earlier samples are refused (:data:`QUERY_RETENTION_S`). It trails the
+        latest evaluation by at least :attr:`keep_ms` (rows are dropped in batches)."""
+        st = self.storage.retained_from_ms
+        return None if st is None else st / 1000.0
 
     # ---------------------------------------------------------------- ingestion
 
@@ -269,14 +315,27 @@ class AlertEvaluator:
         self.storage.append_scrape(to_ms(scrape.t), cols, scrape.values)
 
     def sync(self, store: SeriesStore) -> int:
-        """Ingest every scrape of ``store`` not ingested yet; returns how many."""
+        """Ingest every scrape of ``store`` not ingested yet; returns how many.
+
+        Raises:
+            RuntimeError: the store dropped scrapes (its ``retention_s``) before they were ingested.
+        """
         scrapes = store.scrapes
         count = 0
-        while self._synced < len(scrapes):
-            self.ingest(scrapes[self._synced], store.info)
+        while self._synced - self._dropped(store) < len(scrapes):
+            self.ingest(scrapes[self._synced - self._dropped(store)], store.info)
             self._synced += 1
             count += 1
         return count
+
+    def _dropped(self, store: SeriesStore) -> int:
+        """Scrapes ``store`` dropped from its head (retention); the evaluator counts scrapes from the
+        store's first, so its position in ``store.scrapes`` is ``_synced`` minus this."""
+        dropped = int(getattr(store, "dropped", 0))  # duck-typed stores keep every scrape
+        if self._synced < dropped:
+            raise RuntimeError(f"the series store dropped {dropped - self._synced} scrapes before the alert evaluator "
+                               "ingested them: its retention_s is shorter than the time between evaluations")
+        return dropped
 
     def ingest_samples(self, t: float, samples: Iterable[tuple[Mapping[str, str], float]]) -> None:
         """Add one scrape from any source: ``(labels with __name__, value)`` pairs at ``t`` seconds.
@@ -310,8 +369,9 @@ class AlertEvaluator:
             t_ms = self._next_eval_ms
             if store is not None:
                 scrapes = store.scrapes
-                while self._synced < len(scrapes) and to_ms(scrapes[self._synced].t) <= t_ms:
-                    self.ingest(scrapes[self._synced], store.info)
+                dropped = self._dropped(store)
+                while self._synced - dropped < len(scrapes) and to_ms(scrapes[self._synced - dropped].t) <= t_ms:
+                    self.ingest(scrapes[self._synced - dropped], store.info)
                     self._synced += 1
             out.extend(self.evaluate(t_ms / 1000.0))
             self._next_eval_ms = t_ms + step_ms
@@ -323,6 +383,8 @@ class AlertEvaluator:
         A group with its own ``interval`` is evaluated only at multiples of it.
         """
         t_ms = to_ms(t)
+        if self.keep_ms is not None:
+            self.storage.retain(t_ms - self.keep_ms)
         # No sample after the evaluation time exists for it (as in Prometheus): a run recorded
         # in full and evaluated afterwards (promtool files, unit tests) reads what a live one reads.
         ctx = EvalContext(self.storage, t_ms, self.lookback_ms, t_ms, t_ms, to_ms(self.interval_s), t_ms)
@@ -439,6 +501,11 @@ class AlertEvaluator:
                 # Prometheus stops a template's query at --query.max-samples; the embedded
                 # evaluator refuses one over the deterministic budget before evaluating it
                 check_budget(node, self.storage, 1, ctx.subquery_step_ms, who="an alert template's query")
+                kept = self.storage.retained_from_ms
+                earliest = earliest_read_ms(node, ctx.t_ms, self.lookback_ms)
+                if kept is not None and earliest is not None and earliest < kept:
+                    raise ValueError(f"the query reads samples from {earliest / 1000:g} s of run time, before the "
+                                     f"oldest the embedded evaluator keeps ({kept / 1000:g} s)")
                 with np.errstate(all="ignore"):
                     res = node.eval(EvalContext(self.storage, ctx.t_ms, self.lookback_ms, ctx.t_ms, ctx.t_ms,
                                                 ctx.subquery_step_ms, ctx.horizon_ms))

@@ -92,7 +92,8 @@ def staggered(evaluator: AlertEvaluator, *, interval_s: float = 15.0, gap_s: flo
     if n == 0:
         raise ValueError("no samples to stagger")
     wanted = metric_names(evaluator.rules)
-    cols = [c for c in range(src.n_cols) if src.scraped[c] and (wanted is None or src.col_name[c] in wanted)]
+    cols = [c for c in range(src.n_cols)
+            if src.scraped[c] and src.slot[c] >= 0 and (wanted is None or src.col_name[c] in wanted)]
     labels = [dict(src.labels.pairs(int(src.col_lid[c]))) for c in cols]
     step = round(interval_s * 1000)
     t0 = int(src.ts[0])
@@ -104,8 +105,9 @@ def staggered(evaluator: AlertEvaluator, *, interval_s: float = 15.0, gap_s: flo
     start = t0 - (max(per_name.values(), default=0) + 1) * step - -(-gap_ms // step) * step
     out = AlertEvaluator(evaluator.rules, interval_s=evaluator.interval_s, lookback_s=evaluator.lookback_ms / 1000.0,
                          external_labels=evaluator.external_labels, external_url=evaluator.external_url,
-                         record_history=False, max_template_chars=None)
-    states = src.state[:n]
+                         record_history=False, max_template_chars=None, retention_s=None)
+    states = src.state[:n][:, src.slot[np.asarray(cols, dtype=np.int64)]] if cols else np.zeros((n, 0), dtype=np.int8)
+    vals = src.vals[:n][:, src.slot[np.asarray(cols, dtype=np.int64)]] if cols else np.zeros((n, 0))
     rank: dict[str, int] = {}
     steps: list[list[int]] = []  # the positions in ``cols`` created at each prefix step
     for j, c in enumerate(cols):
@@ -117,13 +119,13 @@ def staggered(evaluator: AlertEvaluator, *, interval_s: float = 15.0, gap_s: flo
     for i, members in enumerate(steps):
         samples = []
         for j in members:
-            rows = np.flatnonzero(states[:, cols[j]] == SAMPLE)
-            samples.append((labels[j], float(src.vals[int(rows[0]), cols[j]]) if rows.size else 0.0))
+            rows = np.flatnonzero(states[:, j] == SAMPLE)
+            samples.append((labels[j], float(vals[int(rows[0]), j]) if rows.size else 0.0))
         out.ingest_samples((start + i * step) / 1000.0, samples)
     out.ingest_samples((start + len(steps) * step) / 1000.0, [])  # the last prefix samples go stale
     for r in range(n):
-        present = np.flatnonzero(states[r, cols] == SAMPLE).tolist() if cols else []
-        out.ingest_samples(int(src.ts[r]) / 1000.0, [(labels[j], float(src.vals[r, cols[j]])) for j in present])
+        present = np.flatnonzero(states[r] == SAMPLE).tolist()
+        out.ingest_samples(int(src.ts[r]) / 1000.0, [(labels[j], float(vals[r, j])) for j in present])
     return out
 
 
@@ -207,13 +209,13 @@ def unit_test_yaml(evaluator: AlertEvaluator, run: RecordedRun, rule_file: str |
     wanted = metric_names(evaluator.rules)
     series: list[dict[str, str]] = []
     for col in range(st.n_cols):
-        if not st.scraped[col]:
+        if not st.scraped[col] or st.slot[col] < 0:  # no slot: no sample kept
             continue
         if wanted is not None and st.col_name[col] not in wanted:
             continue
         tokens = ["_"] * k_total
-        states = st.state[:n, col]
-        vals = st.vals[:n, col]
+        states = st.state[:n, st.slot[col]]
+        vals = st.vals[:n, st.slot[col]]
         for r in np.flatnonzero(states != NONE).tolist():
             tokens[int(slots[r])] = "stale" if states[r] == STALE else _fmt(float(vals[r]))
         while tokens and tokens[-1] == "_":

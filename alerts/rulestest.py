@@ -860,7 +860,7 @@ def _run_group(tg: TestGroup, eval_ms: int, order: dict[str, int], rules: _RuleC
                + [0])
     ev = AlertEvaluator(ruleset, interval_s=eval_ms / 1000.0, lookback_s=LOOKBACK_MS / 1000.0,
                         external_labels=tg.external_labels, external_url=tg.external_url, record_history=False,
-                        max_template_chars=None)
+                        max_template_chars=None, retention_s=None)
     # A grid sized for this test (the evaluator's default is sized for a marathon's series:
     # growing its rows would copy 32,768 columns each time).
     # Every input sample up to the last evaluation, in time order (stable: series order within a time).

@@ -138,6 +138,8 @@ class SeriesStore:
         self.scrapes: list[Scrape] = []
         self.retention_s = retention_s
         """Drop scrapes older than this many seconds (None: keep every scrape of the run)."""
+        self.dropped = 0
+        """Scrapes dropped so far (``scrapes[0]`` is the ``dropped``-th scrape recorded)."""
 
     def record(self, t: float) -> Scrape:
         ids, values = self.registry.exposed()
@@ -149,6 +151,7 @@ class SeriesStore:
                 cut += 1
             if cut:
                 del self.scrapes[:cut]
+                self.dropped += cut
         return scrape
 
     @property

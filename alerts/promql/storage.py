@@ -60,29 +60,45 @@ def to_ms(t: float) -> int:
 class Storage:
     """Series and samples on a time grid (see module docstring).
 
+    Columns are *logical*: a series keeps its column (and so its place in every result, the
+    order it was first written in) for the storage's life. Its samples live in a *slot* of the
+    grid, which :meth:`retain` takes back once the series has no sample or marker left in the
+    rows it keeps; writing to the column again gives it a new slot. Every public method takes
+    and returns logical columns.
+
     Attributes:
         labels: the label table; a series' label set includes ``__name__``.
-        n_rows, n_cols: grid size in use (arrays may be larger: capacity).
+        n_rows: rows in use (the oldest ones may have been dropped by :meth:`retain`).
+        n_cols: logical columns (every series ever written); n_slots: grid columns in use.
+        retained_from_ms: None while nothing was dropped; then every sample at or after this
+            time is kept and every earlier one is gone (:meth:`retain`).
     """
 
     def __init__(self, labels: LabelTable | None = None, rows: int = 64, cols: int = 256) -> None:
         self.labels = labels if labels is not None else LabelTable()
         self.ts: IntArray = np.zeros(rows, dtype=np.int64)
-        # Only cells in [:n_rows, :n_cols] are ever read, and each is set when its row or
-        # column is created (see _grow), so the capacity is left unfilled: its memory is
+        # Only cells in [:n_rows, :n_slots] are ever read, and each is set when its row or
+        # slot is created (see _grow), so the capacity is left unfilled: its memory is
         # only touched as the grid fills.
         self.vals: FloatArray = np.empty((rows, cols))
         self.state: npt.NDArray[np.int8] = np.zeros((rows, cols), dtype=np.int8)
         self.last: npt.NDArray[np.int32] = np.empty((rows, cols), dtype=np.int32)
         """Row of the latest sample or marker at or before each row, or -1."""
+        self.slot_col: IntArray = np.zeros(cols, dtype=np.int64)
+        """Logical column of each slot."""
         self.col_lid: IntArray = np.zeros(cols, dtype=np.int64)
         self.scraped: BoolArray = np.zeros(cols, dtype=bool)
         """Columns written by :meth:`append_scrape` (only those go stale when a scrape lacks them)."""
+        self.slot: IntArray = np.full(cols, -1, dtype=np.int64)
+        """Slot of each logical column, or -1 (its samples were all dropped)."""
         self.col_name: list[str] = []
         self.by_name: dict[str, list[int]] = {}
         self._col_of_lid: dict[int, int] = {}
         self.n_rows = 0
         self.n_cols = 0
+        self.n_slots = 0
+        self.retained_from_ms: int | None = None
+        self._retain_ms: int | None = None
         self.version = 0
         """Incremented whenever columns are added (selector caches key on it)."""
         self.generation = 0
@@ -96,7 +112,7 @@ class Storage:
         if col is not None:
             return col
         col = self._add_column(lid)
-        self._clear_columns(col, col + 1)
+        self._slots(np.asarray([col], dtype=np.int64))
         return col
 
     def columns(self, lids: Sequence[int]) -> list[int]:
@@ -106,14 +122,18 @@ class Storage:
         for lid in lids:
             col = self._col_of_lid.get(lid)
             out.append(col if col is not None else self._add_column(lid))
-        self._clear_columns(first, self.n_cols)
+        if self.n_cols > first:
+            self._slots(np.arange(first, self.n_cols, dtype=np.int64))
         return out
 
     def _add_column(self, lid: int) -> int:
-        """A new column for ``lid``; its cells in the rows so far are not cleared yet."""
+        """A new logical column for ``lid``, without a slot yet."""
         col = self.n_cols
-        if col >= self.vals.shape[1]:
-            self._grow(cols=max(256, 2 * self.vals.shape[1]))
+        if col >= self.col_lid.shape[0]:
+            c = max(256, 2 * self.col_lid.shape[0])
+            self.col_lid = _grown(self.col_lid, c, 0)
+            self.scraped = _grown(self.scraped, c, False)
+            self.slot = _grown(self.slot, c, -1)
         self.n_cols += 1
         self.col_lid[col] = lid
         name = self.labels.get(lid, METRIC_NAME)
@@ -124,12 +144,28 @@ class Storage:
         self.generation += 1
         return col
 
-    def _clear_columns(self, c0: int, c1: int) -> None:
-        """Give columns ``[c0, c1)`` the empty state (no sample) in every row so far."""
-        if self.n_rows and c1 > c0:
-            self.vals[: self.n_rows, c0:c1] = np.nan
-            self.state[: self.n_rows, c0:c1] = NONE
-            self.last[: self.n_rows, c0:c1] = -1
+    def _slots(self, cols: IntArray) -> IntArray:
+        """Slots of logical columns, giving the columns that have none a new, empty one."""
+        if cols.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        out: IntArray = self.slot[cols]
+        missing = out < 0
+        if missing.any():
+            new = np.unique(cols[missing])
+            s0 = self.n_slots
+            s1 = s0 + new.shape[0]
+            if s1 > self.vals.shape[1]:
+                self._grow(cols=max(256, 2 * self.vals.shape[1], s1))
+            self.slot_col[s0:s1] = new
+            self.slot[new] = np.arange(s0, s1, dtype=np.int64)
+            self.n_slots = s1
+            if self.n_rows:
+                self.vals[: self.n_rows, s0:s1] = np.nan
+                self.state[: self.n_rows, s0:s1] = NONE
+                self.last[: self.n_rows, s0:s1] = -1
+            self.generation += 1
+            out = self.slot[cols]
+        return out
 
     def column_of(self, labels: Mapping[str, str]) -> int:
         """Column of a series given its labels (``__name__`` included), created when new."""
@@ -138,28 +174,21 @@ class Storage:
     def _grow(self, rows: int | None = None, cols: int | None = None) -> None:
         r = rows if rows is not None else self.vals.shape[0]
         c = cols if cols is not None else self.vals.shape[1]
-        # Cells outside [:n_rows, :n_cols] are never read: a new column is cleared in the
-        # rows so far (:meth:`_clear_columns`) and a new row in the columns so far
-        # (:meth:`row`), so the grown arrays need not be filled (untouched pages stay free).
+        # Cells outside [:n_rows, :n_slots] are never read: a new slot is cleared in the
+        # rows so far (:meth:`_slots`) and a new row in the slots so far (:meth:`row`), so
+        # the grown arrays need not be filled (untouched pages stay free).
         vals = np.empty((r, c))
         state = np.zeros((r, c), dtype=np.int8)
         last = np.empty((r, c), dtype=np.int32)
-        nr, nc = self.n_rows, self.n_cols
-        vals[:nr, :nc] = self.vals[:nr, :nc]
-        state[:nr, :nc] = self.state[:nr, :nc]
-        last[:nr, :nc] = self.last[:nr, :nc]
+        nr, ns = self.n_rows, self.n_slots
+        vals[:nr, :ns] = self.vals[:nr, :ns]
+        state[:nr, :ns] = self.state[:nr, :ns]
+        last[:nr, :ns] = self.last[:nr, :ns]
         self.vals, self.state, self.last = vals, state, last
         if r > self.ts.shape[0]:
-            ts = np.zeros(r, dtype=np.int64)
-            ts[:nr] = self.ts[:nr]
-            self.ts = ts
-        if c > self.col_lid.shape[0]:
-            col_lid = np.zeros(c, dtype=np.int64)
-            col_lid[:nc] = self.col_lid[:nc]
-            self.col_lid = col_lid
-            scraped = np.zeros(c, dtype=bool)
-            scraped[:nc] = self.scraped[:nc]
-            self.scraped = scraped
+            self.ts = _grown(self.ts, r, 0)
+        if c > self.slot_col.shape[0]:
+            self.slot_col = _grown(self.slot_col, c, 0)
 
     # ------------------------------------------------------------------ rows
 
@@ -173,10 +202,10 @@ class Storage:
             if n >= self.vals.shape[0]:
                 self._grow(rows=max(64, 2 * self.vals.shape[0]))
             self.ts[n] = t_ms
-            nc = self.n_cols
-            self.vals[n, :nc] = np.nan
-            self.state[n, :nc] = NONE
-            self.last[n, :nc] = self.last[n - 1, :nc] if n else -1
+            ns = self.n_slots
+            self.vals[n, :ns] = np.nan
+            self.state[n, :ns] = NONE
+            self.last[n, :ns] = self.last[n - 1, :ns] if n else -1
             self.n_rows = n + 1
             return n
         pos = int(np.searchsorted(self.ts[:n], t_ms))
@@ -184,29 +213,78 @@ class Storage:
             return pos
         if n >= self.vals.shape[0]:
             self._grow(rows=max(64, 2 * self.vals.shape[0]))
-        nc = self.n_cols
+        ns = self.n_slots
         self.ts[pos + 1: n + 1] = self.ts[pos:n].copy()
-        self.vals[pos + 1: n + 1, :nc] = self.vals[pos:n, :nc].copy()
-        self.state[pos + 1: n + 1, :nc] = self.state[pos:n, :nc].copy()
+        self.vals[pos + 1: n + 1, :ns] = self.vals[pos:n, :ns].copy()
+        self.state[pos + 1: n + 1, :ns] = self.state[pos:n, :ns].copy()
         self.ts[pos] = t_ms
-        self.vals[pos, :nc] = np.nan
-        self.state[pos, :nc] = NONE
+        self.vals[pos, :ns] = np.nan
+        self.state[pos, :ns] = NONE
         self.n_rows = n + 1
-        self._relink(pos, np.arange(nc))
+        self._relink(pos, np.arange(ns))
         return pos
 
-    def _relink(self, from_row: int, cols: IntArray) -> None:
-        """Recompute :attr:`last` for ``cols`` from ``from_row`` to the end."""
+    def _relink(self, from_row: int, slots: IntArray) -> None:
+        """Recompute :attr:`last` for ``slots`` from ``from_row`` to the end."""
         n = self.n_rows
-        if from_row >= n or cols.size == 0:
+        if from_row >= n or slots.size == 0:
             return
-        st = self.state[from_row:n][:, cols]
+        st = self.state[from_row:n][:, slots]
         rows = np.arange(from_row, n, dtype=np.int32)[:, None]
         marks = np.where(st != NONE, rows, -1).astype(np.int32)
-        prev = self.last[from_row - 1, cols] if from_row > 0 else np.full(cols.shape[0], -1, dtype=np.int32)
+        prev = self.last[from_row - 1, slots] if from_row > 0 else np.full(slots.shape[0], -1, dtype=np.int32)
         marks[0] = np.maximum(marks[0], prev)
         np.maximum.accumulate(marks, axis=0, out=marks)
-        self.last[from_row:n, cols] = marks
+        self.last[from_row:n, slots] = marks
+
+    def retain(self, from_ms: int, *, min_drop_rows: int = 32) -> None:
+        """Declare that no read will reach before ``from_ms``; drop what only such reads could see.
+
+        The rows before ``from_ms`` (never the newest row: the next scrape's staleness markers
+        read it) are dropped once there are at least ``min_drop_rows`` of them and an eighth of
+        the rows, so the copying is amortised (:attr:`retained_from_ms` then moves past them), and with
+        them every slot whose column has no sample or marker left -- a series absent for that
+        long reads as absent either way (a staleness marker or an empty lookback both read as
+        nothing). The columns stay, so a series written again keeps its place in results.
+
+        Args:
+            from_ms: the earliest sample time any later read may need, ms.
+            min_drop_rows: drop nothing until this many rows can go.
+        """
+        if self._retain_ms is None or from_ms > self._retain_ms:
+            self._retain_ms = from_ms
+        n = self.n_rows
+        k0 = min(int(np.searchsorted(self.ts[:n], self._retain_ms, side="left")), n - 1)
+        if k0 < max(min_drop_rows, n // 8, 1):
+            return
+        ns = self.n_slots
+        keep = np.flatnonzero(self.last[n - 1, :ns] >= k0)
+        nk = keep.shape[0]
+        nr = n - k0
+        # Row by row, in place: each destination row lies before its source row, so nothing
+        # the copy still needs is overwritten, and no temporary larger than one row is made.
+        vals, state, last = self.vals, self.state, self.last
+        whole = nk == ns
+        for i in range(nr):
+            src = k0 + i
+            if whole:
+                vals[i, :ns] = vals[src, :ns]
+                state[i, :ns] = state[src, :ns]
+                row = last[src, :ns] - k0
+            else:
+                vals[i, :nk] = vals[src, keep]
+                state[i, :nk] = state[src, keep]
+                row = last[src, keep] - k0
+            np.maximum(row, -1, out=row)
+            last[i, :nk] = row
+        self.retained_from_ms = int(self.ts[k0 - 1]) + 1
+        self.ts[:nr] = self.ts[k0:n].copy()
+        cols = self.slot_col[keep].copy()
+        self.slot[self.slot_col[:ns]] = -1
+        self.slot_col[:nk] = cols
+        self.slot[cols] = np.arange(nk, dtype=np.int64)
+        self.n_rows, self.n_slots = nr, nk
+        self.generation += 1
 
     # ------------------------------------------------------------------ writing
 
@@ -221,9 +299,9 @@ class Storage:
             stale: columns that get a staleness marker.
         """
         self.generation += 1
+        c = self._slots(np.asarray(cols, dtype=np.int64))
+        s = self._slots(np.asarray(stale, dtype=np.int64))
         r = self.row(t_ms)
-        c = np.asarray(cols, dtype=np.int64)
-        s = np.asarray(stale, dtype=np.int64)
         self.vals[r, c] = np.asarray(values, dtype=np.float64)
         self.state[r, c] = SAMPLE
         if s.size:
@@ -248,17 +326,19 @@ class Storage:
         n = self.n_rows
         if n and t_ms < self.ts[n - 1]:
             raise ValueError(f"scrape at {t_ms} ms is older than the newest sample row ({int(self.ts[n - 1])} ms)")
-        nc = self.n_cols
-        prev = (self.state[n - 1, :nc] == SAMPLE) & self.scraped[:nc] if n else np.zeros(nc, dtype=bool)
+        ph = self._slots(cols)
+        ns = self.n_slots
+        prev = (self.state[n - 1, :ns] == SAMPLE) & self.scraped[self.slot_col[:ns]] if n \
+            else np.zeros(ns, dtype=bool)
         self.scraped[cols] = True
         r = self.row(t_ms)
-        present = np.zeros(nc, dtype=bool)
-        present[cols] = True
-        stale = np.flatnonzero(prev & ~present & (self.state[r, :nc] == NONE)) if n and r == n else \
+        present = np.zeros(ns, dtype=bool)
+        present[ph] = True
+        stale = np.flatnonzero(prev & ~present & (self.state[r, :ns] == NONE)) if n and r == n else \
             np.zeros(0, dtype=np.int64)
-        self.vals[r, cols] = values
-        self.state[r, cols] = SAMPLE
-        self.last[r, cols] = r
+        self.vals[r, ph] = values
+        self.state[r, ph] = SAMPLE
+        self.last[r, ph] = r
         if stale.size:
             self.state[r, stale] = STALE
             self.last[r, stale] = r
@@ -280,25 +360,36 @@ class Storage:
                 entry[1].append(float(value))
         times = sorted(by_t)
         for t_ms in times:
+            cols, _, stale = by_t[t_ms]
+            self._slots(np.asarray(cols + stale, dtype=np.int64))
+        for t_ms in times:
             self.row(t_ms)
         for t_ms in times:
             cols, values, stale = by_t[t_ms]
             r = int(np.searchsorted(self.ts[: self.n_rows], t_ms))
-            c = np.asarray(cols, dtype=np.int64)
+            c = self.slot[np.asarray(cols, dtype=np.int64)]
             self.vals[r, c] = np.asarray(values, dtype=np.float64)
             self.state[r, c] = SAMPLE
-            s = np.asarray(stale, dtype=np.int64)
+            s = self.slot[np.asarray(stale, dtype=np.int64)]
             self.vals[r, s] = np.nan
             self.state[r, s] = STALE
         if times:
             first = int(np.searchsorted(self.ts[: self.n_rows], times[0]))
-            self._relink(first, np.arange(self.n_cols))
+            self._relink(first, np.arange(self.n_slots))
 
     # ------------------------------------------------------------------ reading
 
     def row_at(self, t_ms: int) -> int:
         """Index of the newest row at or before ``t_ms`` (-1 when none)."""
         return int(np.searchsorted(self.ts[: self.n_rows], t_ms, side="right")) - 1
+
+    def _held(self, cols: IntArray) -> tuple[IntArray, IntArray]:
+        """(the columns of ``cols`` that have a slot, their slots), in the order given."""
+        ph = self.slot[cols]
+        held = ph >= 0
+        if not held.all():
+            return cols[held], ph[held]
+        return cols, ph
 
     def instant(self, cols: IntArray, t_ms: int, lookback_ms: int) -> tuple[IntArray, FloatArray, IntArray]:
         """Latest non-stale sample of each column in ``[t - lookback, t]``.
@@ -312,15 +403,18 @@ class Storage:
         # Rows are sorted by time, so "latest event within the lookback" is "latest event
         # row at or after the first row inside the lookback" (which also excludes -1).
         first = int(np.searchsorted(self.ts[: self.n_rows], t_ms - lookback_ms, side="left"))
-        li = self.last[k, cols]
+        cols, ph = self._held(cols)
+        li = self.last[k, ph]
         ok = li >= first
         sel = cols[ok]
+        sp = ph[ok]
         rows = li[ok]
-        sample = self.state[rows, sel] == SAMPLE
+        sample = self.state[rows, sp] == SAMPLE
         if not sample.all():
             sel = sel[sample]
+            sp = sp[sample]
             rows = rows[sample]
-        return sel, self.vals[rows, sel], self.ts[rows]
+        return sel, self.vals[rows, sp], self.ts[rows]
 
     def window(self, cols: IntArray, start_ms: int, end_ms: int) -> tuple[IntArray, IntArray, FloatArray, BoolArray]:
         """Samples of ``cols`` in ``[start, end]`` (both inclusive), markers excluded.
@@ -335,28 +429,41 @@ class Storage:
         if k1 <= k0 or cols.size == 0:
             return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 0)),
                     np.zeros((0, 0), dtype=bool))
+        cols, ph = self._held(cols)
         # Columns with no sample or marker in the window: ``last`` at the window's last
         # row points before its first row (one gather instead of a [K, N] one).
-        live = self.last[k1 - 1, cols] >= k0
+        live = self.last[k1 - 1, ph] >= k0
         if not live.all():
             cols = cols[live]
+            ph = ph[live]
         # np.take along axis 1 of the row slice is a faster gather than [k0:k1, cols].
-        mask = np.take(self.state[k0:k1], cols, axis=1) == SAMPLE
+        mask = np.take(self.state[k0:k1], ph, axis=1) == SAMPLE
         keep = mask.any(axis=0)
         if not keep.all():
             cols = cols[keep]
+            ph = ph[keep]
             mask = mask[:, keep]
-        return cols, self.ts[k0:k1], np.take(self.vals[k0:k1], cols, axis=1), mask
+        return cols, self.ts[k0:k1], np.take(self.vals[k0:k1], ph, axis=1), mask
 
     def series_samples(self, col: int) -> list[tuple[int, float | None]]:
-        """Every sample of one column as ``(t_ms, value)``; None marks staleness."""
+        """Every kept sample of one column as ``(t_ms, value)``; None marks staleness."""
         n = self.n_rows
         out: list[tuple[int, float | None]] = []
-        st = self.state[:n, col]
+        s = int(self.slot[col])
+        if s < 0:
+            return out
+        st = self.state[:n, s]
         for r in np.flatnonzero(st != NONE).tolist():
-            out.append((int(self.ts[r]), None if st[r] == STALE else float(self.vals[r, col])))
+            out.append((int(self.ts[r]), None if st[r] == STALE else float(self.vals[r, s])))
         return out
 
     def describe(self) -> dict[str, Any]:
         """Sizes, for logs and benchmarks."""
-        return {"rows": self.n_rows, "series": self.n_cols, "label_sets": len(self.labels)}
+        return {"rows": self.n_rows, "series": self.n_cols, "slots": self.n_slots, "label_sets": len(self.labels)}
+
+
+def _grown(arr: npt.NDArray[Any], size: int, fill: Any) -> npt.NDArray[Any]:
+    """``arr`` extended to ``size`` elements, the new ones set to ``fill``."""
+    out = np.full(size, fill, dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out

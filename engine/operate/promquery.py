@@ -46,6 +46,14 @@ Prometheus sorts one.
   group holding a repetition or an alternation and may hold at most
   :data:`MAX_REPLACE_REPEATS` unbounded repetitions (such patterns can take exponential or
   high-polynomial time on a backtracking engine);
+* history: the storage keeps the samples of the last :data:`alerts.evaluator.QUERY_RETENTION_S`
+  (one hour) behind the latest rule evaluation, or the longest window a rule reads if that is
+  longer, so that a run's memory does not grow with its length (a Prometheus keeps its
+  ``--storage.tsdb.retention.time``, 15 days by default). A query that would read an earlier
+  sample -- its time or start minus the reach of its selectors (offsets, ranges, the 5-minute
+  lookback, subquery ranges; ``@`` times as given: :func:`alerts.promql.budget.reach`) -- is
+  refused with errorType ``bad_data`` and the oldest time kept, rather than answered from part
+  of its window; every query inside the window gets the answer the full history would give.
 * the answer: at most :data:`MAX_RESULT_SERIES` series and :data:`MAX_RESULT_POINTS`
   points in the body, the rest left out with a note in ``warnings`` (the field Prometheus'
   API uses for such notes); the text shows :data:`TEXT_SERIES` series.
@@ -70,7 +78,8 @@ from typing import Any
 
 import numpy as np
 
-from alerts.promql.budget import BudgetExceeded, check_budget
+from alerts.evaluator import QUERY_RETENTION_S
+from alerts.promql.budget import BudgetExceeded, check_budget, earliest_read_ms
 from alerts.promql.engine import (
     DEFAULT_LOOKBACK_MS,
     CallNode,
@@ -320,6 +329,7 @@ def _run(storage: Storage | None, query: str, now: float, time: float | None, st
     view = _view(storage)
     if not ranged:
         t_ms = to_ms(now if time is None else time) + EPOCH_MS
+        _check_retention(node, storage, t_ms)
         return _instant(node, view, t_ms)
     assert start is not None
     end_s = now if end is None else end
@@ -339,7 +349,22 @@ def _run(storage: Storage | None, query: str, now: float, time: float | None, st
         kind = {"matrix": "range vector", "string": "string"}.get(node.kind, node.kind)
         raise _Refused("bad_data", f"invalid parameter \"query\": invalid expression type \"{kind}\" for range "
                                    "query, must be Scalar or instant Vector")
+    _check_retention(node, storage, to_ms(start) + EPOCH_MS)
     return _range(node, view, to_ms(start) + EPOCH_MS, to_ms(end_s) + EPOCH_MS, max(1, to_ms(step)), points)
+
+
+def _check_retention(node: Node, storage: Storage, start_ms: int) -> None:
+    """Refuse a query evaluated from ``start_ms`` (Unix ms) that reads before the oldest sample the
+    storage keeps (module docstring, **History**)."""
+    kept = storage.retained_from_ms
+    if kept is None:
+        return
+    earliest = earliest_read_ms(node, start_ms, DEFAULT_LOOKBACK_MS)
+    if earliest is not None and earliest < kept + EPOCH_MS:
+        raise _Refused("bad_data", f"the query reads samples from run time {(earliest - EPOCH_MS) / 1000:g} s, before "
+                                   f"the oldest the run's Prometheus keeps ({kept / 1000:g} s; it keeps the last "
+                                   f"{QUERY_RETENTION_S / 60:g} minutes, or the longest window a rule reads if "
+                                   "longer): query a later time or a shorter range")
 
 
 def _budget(node: Node, view: Storage, evaluations: int) -> None:

@@ -174,6 +174,12 @@ def fault_services(sim: Substrate, spec: FaultSpec) -> list[str]:
     return sorted(s for s in out if s in workloads)
 
 
+SIM_SCRAPE_RETENTION_S = 900.0
+"""Scrapes the run's simulator keeps, seconds of run time (:class:`alerts.series.SeriesStore`): more
+than the evaluation interval and ``service_health``'s minute; a gap longer than this between two
+evaluations makes the evaluator fail loudly (:meth:`alerts.evaluator.AlertEvaluator.sync`)."""
+
+
 class Orchestrator:
     """A run of one schedule (module docstring).
 
@@ -259,7 +265,11 @@ class Orchestrator:
         self._fault_images = {f.config.image for f in self.catalog.values() if f.config is not None and f.config.image}
         self._benign_done: dict[tuple[str, str, int], tuple[str, Any, Any]] = {}
         """Benign template changes applied: (service, kind, at) -> (field, value replaced, value set)."""
-        self.sim: Substrate = substrate if substrate is not None else open_substrate(schedule.app, seed=self.seed)
+        # The simulator's own series store need only hold the scrapes the evaluator has not ingested
+        # yet (it ingests every EVAL_INTERVAL_S) and the last minute (``service_health``): keeping
+        # the whole run would grow memory with its length (issue 17).
+        self.sim: Substrate = substrate if substrate is not None else open_substrate(
+            schedule.app, seed=self.seed, retention_s=SIM_SCRAPE_RETENTION_S)
         if schedule.noise is not None:
             self.sim.set_background_noise(schedule.noise)  # the schedule's noise, as series
         self.stream = EventStream()
