@@ -452,6 +452,11 @@ class TrafficModel:
         self._probe_inputs: ProbeInputs | None = None
         self._flow_util: FloatArray = np.zeros(0)
         self._fold_key = b""
+        self._subtree_levels: dict[bytes, list[Any]] = {}
+        """:meth:`_subset_levels` of the subtrees of the probes' roots, by the roots' bytes."""
+        self._probe_memo: tuple[ProbeInputs, PodContext | None, PodTable, dict[tuple[bytes, bytes | None],
+                                                                          list[ProbeOutcome]]] | None = None
+        """(flow inputs, pod context, table, outcomes by roots and request class): :meth:`probe_many`."""
         self._fold_cache: Fold | None = None
         self._pod_context: PodContext | None = None
         self._mem_now: FloatArray = np.zeros(0)
@@ -551,22 +556,39 @@ class TrafficModel:
     def _fold(self, level_info: list[Any], op_err: FloatArray, op_mean: FloatArray, op_var: FloatArray,
               reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> Fold:
         """Fold call trees bottom-up over ``level_info`` (all nodes, or one route's or subtree's)."""
+        return self._fold_many(level_info, [(op_err, op_mean, op_var)], reach_n, slow_n, e_delay)[0]
+
+    def _fold_many(self, level_info: list[Any], classes: list[tuple[FloatArray, FloatArray, FloatArray]],
+                   reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> list[Fold]:
+        """:meth:`_fold` of several request classes at once, one row per class.
+
+        ``classes`` holds each class's per-operation (own error, mean, variance); the node
+        inputs (``reach_n``, ``slow_n``, ``e_delay``, one value per node) are shared. Every
+        class is folded with the same element-wise arithmetic in the same order as alone
+        (sums over siblings run in sibling order within a row, ``bincount`` over row-offset
+        bins), so each row is bit-for-bit the class's own fold; batching only lets numpy work
+        on ``C x level`` arrays instead of ``C`` small ones.
+        """
         f = self.forest
         N = f.size
-        M = op_mean[f.op].copy()
-        V = op_var[f.op].copy()
-        own_ok = 1.0 - op_err[f.op]
-        out = Fold(M=M, V=V, log_down=np.zeros(N), succ=np.zeros(N), q_node=np.zeros(N), t_node=np.zeros(N),
-                   l_call=np.zeros(N), s_call=np.zeros(N), q_call=np.zeros(N), t_call=np.zeros(N),
-                   reached=np.ones(N))
-        log_down = out.log_down
-        log_q = np.zeros(N)
-        tmax = np.zeros(N)
+        C = len(classes)
+        M = np.stack([op_mean[f.op] for _, op_mean, _ in classes])
+        V = np.stack([op_var[f.op] for _, _, op_var in classes])
+        own_ok = 1.0 - np.stack([op_err[f.op] for op_err, _, _ in classes])
+        succ, q_node, t_node = np.zeros((C, N)), np.zeros((C, N)), np.zeros((C, N))
+        l_call, s_call, q_call, t_call = np.zeros((C, N)), np.zeros((C, N)), np.zeros((C, N)), np.zeros((C, N))
+        reached_all = np.ones((C, N))
+        log_down = np.zeros((C, N))
+        log_q = np.zeros((C, N))
+        tmax = np.zeros((C, N))
+        tmax_flat = tmax.reshape(-1)  # a view: np.maximum.at works on flat bins
+        row_off = (np.arange(C, dtype=np.int64) * N)[:, None]
+        flat = C * N
         for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask in level_info:
-            mn, vn = M[level], V[level]
-            qn = 1.0 - np.exp(log_q[level])
-            tn = mn + tmax[level]
-            fs = 1.0 - own_ok[level] * np.exp(log_down[level])
+            mn, vn = M[:, level], V[:, level]
+            qn = 1.0 - np.exp(log_q[:, level])
+            tn = mn + tmax[:, level]
+            fs = 1.0 - own_ok[:, level] * np.exp(log_down[:, level])
             d = e_delay[level]
             rn, sn = reach_n[level], slow_n[level]
             # Refused connections fail fast; their share pulls the call's latency down.
@@ -583,29 +605,35 @@ class TrafficModel:
             qc = sn + rn * (1.0 - (1.0 - qn) * (1.0 - p_over))
             tc = np.where(sn + rn * p_over_tot > 1e-9, deadline, np.minimum(tn + d, deadline))
             sc = rn * (1.0 - fs) * (1.0 - p_over_tot)
-            out.succ[level], out.q_node[level], out.t_node[level] = sc, qn, tn
-            out.l_call[level], out.q_call[level], out.t_call[level], out.s_call[level] = lc, qc, tc, sigc
+            succ[:, level], q_node[:, level], t_node[:, level] = sc, qn, tn
+            l_call[:, level], q_call[:, level], t_call[:, level], s_call[:, level] = lc, qc, tc, sigc
             if children.size:
-                qcc = qc[cmask]
-                scc = sc[cmask]
+                qcc = qc[:, cmask]
+                scc = sc[:, cmask]
                 log_sc = k_req * np.log(np.maximum(scc, 1e-12)) + np.log(np.maximum(1.0 - f_req * (1.0 - scc), 1e-12))
                 # A handler returns at the first required call that fails: a call is made only
                 # if every required call before it (siblings in call order) succeeded.
-                excl = np.cumsum(log_sc) - log_sc
+                excl = np.cumsum(log_sc, axis=1) - log_sc
                 first = np.ones(parents.shape[0], dtype=bool)
                 first[1:] = parents[1:] != parents[:-1]
                 group = np.cumsum(first) - 1
-                reached = np.exp(excl - excl[first][group])
-                out.reached[children] = reached
-                M += np.bincount(parents, weights=t_blk * lc[cmask] * reached, minlength=N)
-                V += np.bincount(parents, weights=t_blk * vc[cmask] * reached, minlength=N)
+                reached = np.exp(excl - excl[:, first][:, group])
+                reached_all[:, children] = reached
+                bins = (parents[None, :] + row_off).ravel()
+                M += np.bincount(bins, weights=(t_blk * lc[:, cmask] * reached).ravel(), minlength=flat).reshape(C, N)
+                V += np.bincount(bins, weights=(t_blk * vc[:, cmask] * reached).ravel(), minlength=flat).reshape(C, N)
                 qr = qcc * reached
-                log_q += np.bincount(parents, weights=k_blk * np.log(np.maximum(1.0 - qr, 1e-12))
-                                     + np.log(np.maximum(1.0 - f_blk * qr, 1e-12)), minlength=N)
-                log_down += np.bincount(parents, weights=log_sc, minlength=N)
+                log_q += np.bincount(bins, weights=(k_blk * np.log(np.maximum(1.0 - qr, 1e-12))
+                                                    + np.log(np.maximum(1.0 - f_blk * qr, 1e-12))).ravel(),
+                                     minlength=flat).reshape(C, N)
+                log_down += np.bincount(bins, weights=log_sc.ravel(), minlength=flat).reshape(C, N)
                 if (qcc > 1e-9).any():
-                    np.maximum.at(tmax, parents, np.where((k_blk + f_blk > 0) & (qcc > 1e-9), tc[cmask], 0.0))
-        return out
+                    # Where no call can time out the value is 0 and tmax (>= 0) keeps its own.
+                    np.maximum.at(tmax_flat, bins, np.where((k_blk + f_blk > 0) & (qcc > 1e-9), tc[:, cmask],
+                                                            0.0).ravel())
+        return [Fold(M=M[c], V=V[c], log_down=log_down[c], succ=succ[c], q_node=q_node[c], t_node=t_node[c],
+                     l_call=l_call[c], s_call=s_call[c], q_call=q_call[c], t_call=t_call[c], reached=reached_all[c])
+                for c in range(C)]
 
     def _subset_levels(self, nodes: IntArray) -> list[Any]:
         """``level_info`` restricted to a set of nodes (closed under children)."""
@@ -655,12 +683,31 @@ class TrafficModel:
         pi = self._probe_inputs
         tab = self.table
         assert pi is not None and tab is not None
+        # Memoised per flow: the outcome depends only on the flow's inputs (replaced, never
+        # mutated, by each :meth:`_flow` and :meth:`reset_table`), the roots and the class.
+        memo = self._probe_memo
+        if memo is None or memo[0] is not pi or memo[1] is not self._pod_context or memo[2] is not tab:
+            memo = self._probe_memo = (pi, self._pod_context, tab, {})
+        key = (roots.astype(np.int64).tobytes(), None if request_class is None else
+               b"".join((request_class.err.tobytes(), request_class.latfac.tobytes(), request_class.latadd.tobytes())))
+        hit = memo[3].get(key)
+        if hit is None:
+            hit = memo[3][key] = self._probe_uncached(roots.astype(np.int64), request_class)
+        return list(hit)
+
+    def _probe_uncached(self, roots: IntArray, request_class: RequestClass | None) -> list[ProbeOutcome]:
+        pi = self._probe_inputs
+        tab = self.table
+        assert pi is not None and tab is not None
         if request_class is None:
             inputs = self._op_inputs(tab.k_err_base, tab.k_latfac_base, tab.k_latadd_base)
         else:
             inputs = self._op_inputs(request_class.err, request_class.latfac, request_class.latadd)
-        nodes = self.subtree(roots)
-        fold = self._fold(self._subset_levels(nodes), inputs.op_err, inputs.op_mean, inputs.op_var, pi.reach_n,
+        levels = self._subtree_levels.get(roots.tobytes())
+        if levels is None:
+            # The forest is fixed: a set of roots always has the same subtree levels.
+            levels = self._subtree_levels[roots.tobytes()] = self._subset_levels(self.subtree(roots))
+        fold = self._fold(levels, inputs.op_err, inputs.op_mean, inputs.op_var, pi.reach_n,
                           pi.slow_n, pi.e_delay)
         out = []
         for root in roots.tolist():
@@ -778,11 +825,10 @@ class TrafficModel:
             fold = self._fold_cache
             slot_parts = classes
         else:
-            for weight, inputs in classes:
-                fd = self._fold(self.level_info, inputs.op_err, inputs.op_mean, inputs.op_var, reach_n, slow_n,
-                                e_delay)
-                parts.append((weight, fd))
-                slot_parts.append((weight, inputs))
+            folds = self._fold_many(self.level_info, [(x.op_err, x.op_mean, x.op_var) for _, x in classes],
+                                    reach_n, slow_n, e_delay)
+            parts = [(weight, fd) for (weight, _), fd in zip(classes, folds, strict=True)]
+            slot_parts = classes
             fold = self._mix(parts)
             self._fold_key, self._fold_cache = key, fold
         M, V, log_down = fold.M, fold.V, fold.log_down
