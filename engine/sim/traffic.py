@@ -110,6 +110,9 @@ STARVED_WAIT_S = 600.0
 queue grows until every caller's deadline has expired; any value past the deadlines)."""
 FAST_FAIL_S = 0.002
 """Latency of a call refused at connect time."""
+_EXP_HALF_COMMON_VAR = np.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
+"""``exp(COMMON_SIGMA^2 / 2)``: a log-normal's mean over its median."""
+
 FLOW_EVERY_S = 5.0
 """Per-request probabilities and latencies are rechecked this often, seconds (and
 recomputed at once when pods, effects or edges change): load-driven latency follows
@@ -163,6 +166,14 @@ def cancel_code(protocol: str) -> str:
     return "504" if protocol == "grpc" else "499"
 
 
+
+
+def _group_heads(parents: IntArray) -> IntArray:
+    """Per child (``parents`` grouped: a parent's children are adjacent), the position of its
+    parent's first child."""
+    first = np.ones(parents.shape[0], dtype=bool)
+    first[1:] = parents[1:] != parents[:-1]
+    return np.flatnonzero(first)[np.cumsum(first) - 1]
 
 
 def normal_cdf(x: FloatArray) -> FloatArray:
@@ -426,6 +437,7 @@ class TrafficModel:
                 self.node_logt[level],
                 forest.timeout_s[level],
                 child_mask,
+                _group_heads(par[child_mask]),
             ))
         self.levels_top_down = list(reversed(forest.levels))
         edge_keys = sorted({(int(c), int(s)) for c, s in zip(self.node_caller, forest.svc, strict=True)})
@@ -555,40 +567,27 @@ class TrafficModel:
 
     def _fold(self, level_info: list[Any], op_err: FloatArray, op_mean: FloatArray, op_var: FloatArray,
               reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> Fold:
-        """Fold call trees bottom-up over ``level_info`` (all nodes, or one route's or subtree's)."""
-        return self._fold_many(level_info, [(op_err, op_mean, op_var)], reach_n, slow_n, e_delay)[0]
+        """Fold call trees bottom-up over ``level_info`` (all nodes, or one route's or subtree's).
 
-    def _fold_many(self, level_info: list[Any], classes: list[tuple[FloatArray, FloatArray, FloatArray]],
-                   reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> list[Fold]:
-        """:meth:`_fold` of several request classes at once, one row per class.
-
-        ``classes`` holds each class's per-operation (own error, mean, variance); the node
-        inputs (``reach_n``, ``slow_n``, ``e_delay``, one value per node) are shared. Every
-        class is folded with the same element-wise arithmetic in the same order as alone
-        (sums over siblings run in sibling order within a row, ``bincount`` over row-offset
-        bins), so each row is bit-for-bit the class's own fold; batching only lets numpy work
-        on ``C x level`` arrays instead of ``C`` small ones.
+        One request class, on one-dimensional arrays (numpy's fastest indexing); several
+        classes at once: :meth:`_fold_many`, whose rows are bit-for-bit this fold's.
         """
         f = self.forest
         N = f.size
-        C = len(classes)
-        M = np.stack([op_mean[f.op] for _, op_mean, _ in classes])
-        V = np.stack([op_var[f.op] for _, _, op_var in classes])
-        own_ok = 1.0 - np.stack([op_err[f.op] for op_err, _, _ in classes])
-        succ, q_node, t_node = np.zeros((C, N)), np.zeros((C, N)), np.zeros((C, N))
-        l_call, s_call, q_call, t_call = np.zeros((C, N)), np.zeros((C, N)), np.zeros((C, N)), np.zeros((C, N))
-        reached_all = np.ones((C, N))
-        log_down = np.zeros((C, N))
-        log_q = np.zeros((C, N))
-        tmax = np.zeros((C, N))
-        tmax_flat = tmax.reshape(-1)  # a view: np.maximum.at works on flat bins
-        row_off = (np.arange(C, dtype=np.int64) * N)[:, None]
-        flat = C * N
-        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask in level_info:
-            mn, vn = M[:, level], V[:, level]
-            qn = 1.0 - np.exp(log_q[:, level])
-            tn = mn + tmax[:, level]
-            fs = 1.0 - own_ok[:, level] * np.exp(log_down[:, level])
+        M = op_mean[f.op].copy()
+        V = op_var[f.op].copy()
+        own_ok = 1.0 - op_err[f.op]
+        out = Fold(M=M, V=V, log_down=np.zeros(N), succ=np.zeros(N), q_node=np.zeros(N), t_node=np.zeros(N),
+                   l_call=np.zeros(N), s_call=np.zeros(N), q_call=np.zeros(N), t_call=np.zeros(N),
+                   reached=np.ones(N))
+        log_down = out.log_down
+        log_q = np.zeros(N)
+        tmax = np.zeros(N)
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask, heads in level_info:
+            mn, vn = M[level], V[level]
+            qn = 1.0 - np.exp(log_q[level])
+            tn = mn + tmax[level]
+            fs = 1.0 - own_ok[level] * np.exp(log_down[level])
             d = e_delay[level]
             rn, sn = reach_n[level], slow_n[level]
             # Refused connections fail fast; their share pulls the call's latency down.
@@ -598,41 +597,126 @@ class TrafficModel:
             vc = served_share * vn
             ratio = 1.0 + vc / np.maximum(lc * lc, 1e-18)
             sigc = np.maximum(np.sqrt(np.log(ratio) + COMMON_SIGMA * COMMON_SIGMA), MIN_SIGMA)
-            medc = lc / np.sqrt(ratio) / np.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
+            medc = lc / np.sqrt(ratio) / _EXP_HALF_COMMON_VAR
             p_over = 1.0 - normal_cdf((logt - np.log(np.maximum(medc, 1e-6))) / sigc)
             sub_over = (tn + d > deadline) * qn
             p_over_tot = 1.0 - (1.0 - p_over) * (1.0 - sub_over)
             qc = sn + rn * (1.0 - (1.0 - qn) * (1.0 - p_over))
             tc = np.where(sn + rn * p_over_tot > 1e-9, deadline, np.minimum(tn + d, deadline))
             sc = rn * (1.0 - fs) * (1.0 - p_over_tot)
-            succ[:, level], q_node[:, level], t_node[:, level] = sc, qn, tn
-            l_call[:, level], q_call[:, level], t_call[:, level], s_call[:, level] = lc, qc, tc, sigc
+            out.succ[level], out.q_node[level], out.t_node[level] = sc, qn, tn
+            out.l_call[level], out.q_call[level], out.t_call[level], out.s_call[level] = lc, qc, tc, sigc
             if children.size:
-                qcc = qc[:, cmask]
-                scc = sc[:, cmask]
+                qcc = qc[cmask]
+                scc = sc[cmask]
+                log_sc = k_req * np.log(np.maximum(scc, 1e-12)) + np.log(np.maximum(1.0 - f_req * (1.0 - scc), 1e-12))
+                # A handler returns at the first required call that fails: a call is made only
+                # if every required call before it (siblings in call order) succeeded.
+                excl = np.cumsum(log_sc) - log_sc
+                reached = np.exp(excl - excl[heads])
+                out.reached[children] = reached
+                M += np.bincount(parents, weights=t_blk * lc[cmask] * reached, minlength=N)
+                V += np.bincount(parents, weights=t_blk * vc[cmask] * reached, minlength=N)
+                qr = qcc * reached
+                log_q += np.bincount(parents, weights=k_blk * np.log(np.maximum(1.0 - qr, 1e-12))
+                                     + np.log(np.maximum(1.0 - f_blk * qr, 1e-12)), minlength=N)
+                log_down += np.bincount(parents, weights=log_sc, minlength=N)
+                if (qcc > 1e-9).any():
+                    np.maximum.at(tmax, parents, np.where((k_blk + f_blk > 0) & (qcc > 1e-9), tc[cmask], 0.0))
+        return out
+
+    def _fold_many(self, level_info: list[Any], classes: list[tuple[FloatArray, FloatArray, FloatArray]],
+                   reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> list[Fold]:
+        """:meth:`_fold` of several request classes at once.
+
+        ``classes`` holds each class's per-operation (own error, mean, variance); the node
+        inputs (``reach_n``, ``slow_n``, ``e_delay``, one value per node) are shared. The
+        state is one flat array per quantity, class ``c``'s nodes at ``c x N``, so every
+        gather and scatter is numpy's fast one-dimensional fancy indexing, and the arithmetic
+        runs on ``C x level`` blocks. Every class is folded with the same element-wise
+        arithmetic in the same order as alone (sums over siblings run in sibling order
+        within a class: ``cumsum`` along the class's row, ``bincount`` over class-offset
+        bins), so each class's result is bit-for-bit its own fold. One class is folded by
+        :meth:`_fold` itself.
+        """
+        if len(classes) == 1:
+            return [self._fold(level_info, *classes[0], reach_n, slow_n, e_delay)]
+        f = self.forest
+        N = f.size
+        C = len(classes)
+        op = f.op
+        M = np.concatenate([op_mean[op] for _, op_mean, _ in classes])
+        V = np.concatenate([op_var[op] for _, _, op_var in classes])
+        own_ok = 1.0 - np.concatenate([op_err[op] for op_err, _, _ in classes])
+        flat = C * N
+        succ, q_node, t_node = np.zeros(flat), np.zeros(flat), np.zeros(flat)
+        l_call, s_call, q_call, t_call = np.zeros(flat), np.zeros(flat), np.zeros(flat), np.zeros(flat)
+        reached_all = np.ones(flat)
+        log_down = np.zeros(flat)
+        log_q = np.zeros(flat)
+        tmax = np.zeros(flat)
+
+        def rows(index: IntArray, width: int) -> IntArray:
+            # ``index`` (into one class's ``width`` entries) for every class, class-major.
+            return (index[None, :] + (np.arange(C, dtype=np.int64) * width)[:, None]).ravel()
+
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask, heads in level_info:
+            n = level.shape[0]
+            at = rows(level, N)
+            mn, vn = M[at].reshape(C, n), V[at].reshape(C, n)
+            qn = 1.0 - np.exp(log_q[at].reshape(C, n))
+            tn = mn + tmax[at].reshape(C, n)
+            fs = 1.0 - own_ok[at].reshape(C, n) * np.exp(log_down[at].reshape(C, n))
+            d = e_delay[level]
+            rn, sn = reach_n[level], slow_n[level]
+            # Refused connections fail fast; their share pulls the call's latency down.
+            fast = np.maximum(1.0 - rn - sn, 0.0)
+            served_share = rn / np.maximum(rn + fast, 1e-12)
+            lc = np.where(rn > 0, served_share * (mn + d) + (1.0 - served_share) * FAST_FAIL_S, FAST_FAIL_S)
+            vc = served_share * vn
+            ratio = 1.0 + vc / np.maximum(lc * lc, 1e-18)
+            sigc = np.maximum(np.sqrt(np.log(ratio) + COMMON_SIGMA * COMMON_SIGMA), MIN_SIGMA)
+            medc = lc / np.sqrt(ratio) / _EXP_HALF_COMMON_VAR
+            p_over = 1.0 - normal_cdf((logt - np.log(np.maximum(medc, 1e-6))) / sigc)
+            sub_over = (tn + d > deadline) * qn
+            p_over_tot = 1.0 - (1.0 - p_over) * (1.0 - sub_over)
+            qc = sn + rn * (1.0 - (1.0 - qn) * (1.0 - p_over))
+            tc = np.where(sn + rn * p_over_tot > 1e-9, deadline, np.minimum(tn + d, deadline))
+            sc = rn * (1.0 - fs) * (1.0 - p_over_tot)
+            succ[at], q_node[at], t_node[at] = sc.ravel(), qn.ravel(), tn.ravel()
+            l_call[at], q_call[at], t_call[at], s_call[at] = lc.ravel(), qc.ravel(), tc.ravel(), sigc.ravel()
+            if children.size:
+                nc = children.shape[0]
+                kids = rows(np.flatnonzero(cmask), n)
+                qcc = qc.ravel()[kids].reshape(C, nc)
+                scc = sc.ravel()[kids].reshape(C, nc)
                 log_sc = k_req * np.log(np.maximum(scc, 1e-12)) + np.log(np.maximum(1.0 - f_req * (1.0 - scc), 1e-12))
                 # A handler returns at the first required call that fails: a call is made only
                 # if every required call before it (siblings in call order) succeeded.
                 excl = np.cumsum(log_sc, axis=1) - log_sc
-                first = np.ones(parents.shape[0], dtype=bool)
-                first[1:] = parents[1:] != parents[:-1]
-                group = np.cumsum(first) - 1
-                reached = np.exp(excl - excl[:, first][:, group])
-                reached_all[:, children] = reached
-                bins = (parents[None, :] + row_off).ravel()
-                M += np.bincount(bins, weights=(t_blk * lc[:, cmask] * reached).ravel(), minlength=flat).reshape(C, N)
-                V += np.bincount(bins, weights=(t_blk * vc[:, cmask] * reached).ravel(), minlength=flat).reshape(C, N)
+                reached = np.exp(excl - excl.ravel()[rows(heads, nc)].reshape(C, nc))
+                reached_all[rows(children, N)] = reached.ravel()
+                bins = rows(parents, N)
+                M += np.bincount(bins, weights=(t_blk * lc.ravel()[kids].reshape(C, nc) * reached).ravel(),
+                                 minlength=flat)
+                V += np.bincount(bins, weights=(t_blk * vc.ravel()[kids].reshape(C, nc) * reached).ravel(),
+                                 minlength=flat)
                 qr = qcc * reached
                 log_q += np.bincount(bins, weights=(k_blk * np.log(np.maximum(1.0 - qr, 1e-12))
                                                     + np.log(np.maximum(1.0 - f_blk * qr, 1e-12))).ravel(),
-                                     minlength=flat).reshape(C, N)
-                log_down += np.bincount(bins, weights=log_sc.ravel(), minlength=flat).reshape(C, N)
+                                     minlength=flat)
+                log_down += np.bincount(bins, weights=log_sc.ravel(), minlength=flat)
                 if (qcc > 1e-9).any():
                     # Where no call can time out the value is 0 and tmax (>= 0) keeps its own.
-                    np.maximum.at(tmax_flat, bins, np.where((k_blk + f_blk > 0) & (qcc > 1e-9), tc[:, cmask],
-                                                            0.0).ravel())
-        return [Fold(M=M[c], V=V[c], log_down=log_down[c], succ=succ[c], q_node=q_node[c], t_node=t_node[c],
-                     l_call=l_call[c], s_call=s_call[c], q_call=q_call[c], t_call=t_call[c], reached=reached_all[c])
+                    np.maximum.at(tmax, bins, np.where((k_blk + f_blk > 0) & (qcc > 1e-9),
+                                                       tc.ravel()[kids].reshape(C, nc), 0.0).ravel())
+
+        def part(a: FloatArray, c: int) -> FloatArray:
+            return a[c * N:(c + 1) * N]
+
+        return [Fold(M=part(M, c), V=part(V, c), log_down=part(log_down, c), succ=part(succ, c),
+                     q_node=part(q_node, c), t_node=part(t_node, c), l_call=part(l_call, c), s_call=part(s_call, c),
+                     q_call=part(q_call, c), t_call=part(t_call, c), reached=part(reached_all, c))
                 for c in range(C)]
 
     def _subset_levels(self, nodes: IntArray) -> list[Any]:
@@ -640,7 +724,8 @@ class TrafficModel:
         keep = np.zeros(self.forest.size, dtype=bool)
         keep[nodes] = True
         out = []
-        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask in self.level_info:
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask, _h in \
+                self.level_info:
             lm = keep[level]
             if not lm.any():
                 continue
@@ -648,7 +733,7 @@ class TrafficModel:
             sub_level = level[lm]
             sub_cmask = cmask[lm]
             out.append((sub_level, children[cm], parents[cm], t_blk[cm], (k_req[cm], f_req[cm]),
-                        (k_blk[cm], f_blk[cm]), logt[lm], deadline[lm], sub_cmask))
+                        (k_blk[cm], f_blk[cm]), logt[lm], deadline[lm], sub_cmask, _group_heads(parents[cm])))
         return out
 
     def subtree(self, node: int | IntArray) -> IntArray:
