@@ -173,7 +173,8 @@ def _group_heads(parents: IntArray) -> IntArray:
     parent's first child."""
     first = np.ones(parents.shape[0], dtype=bool)
     first[1:] = parents[1:] != parents[:-1]
-    return np.flatnonzero(first)[np.cumsum(first) - 1]
+    heads: IntArray = np.flatnonzero(first)[np.cumsum(first) - 1]
+    return heads
 
 
 def normal_cdf(x: FloatArray) -> FloatArray:
