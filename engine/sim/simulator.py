@@ -25,7 +25,7 @@ import math
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -160,38 +160,17 @@ class _PodEffects:
 _POD_COLUMNS = ("names", "slot", "svc", "weight", "serving_since", "up", "hung", "running", "cpu_cap", "cpu_extra",
                 "mem_limit", "mem_idle", "mem_extra", "leak_bps", "started", "http", "hist", "sum", "count", "cpu",
                 "mem", "has_limit", "queue_max", "cfs")
-"""The pod-level columns of a :class:`PodTable` being built (one list per column)."""
+"""The pod-level columns of a :class:`PodTable`, in the order of a row of :meth:`Simulator._pod_row`."""
 
 
-@dataclass
-class _SlotColumns:
-    """The slot-level (pod, operation) part of a :class:`PodTable` being built, pod by pod."""
-
-    blocks: list[_OpBlock] = field(default_factory=list)
-    k_pod: list[IntArray] = field(default_factory=list)
-    k_starts: list[int] = field(default_factory=list)
-    k_owner: list[int] = field(default_factory=list)
-    matched: list[list[Effect]] = field(default_factory=list)
-    """Per slot, the attribute-matched effects."""
-    n: int = 0
-
-    def add(self, p_idx: int, block: _OpBlock) -> None:
-        """Append the slots of the pod at table position ``p_idx``."""
-        k = block.op.shape[0]
-        self.k_starts.append(self.n)
-        self.k_owner.append(p_idx)
-        self.blocks.append(block)
-        self.k_pod.append(np.full(k, p_idx, dtype=np.int64))
-        self.matched.extend(block.matched)
-        self.n += k
-
-
-def _assemble_pod_table(cols: dict[str, list[Any]], slots: _SlotColumns) -> PodTable:
-    """The :class:`PodTable` of the collected columns, with no request classes yet."""
+def _assemble_pod_table(rows: list[tuple[Any, ...]], slots: dict[str, Any]) -> PodTable:
+    """The :class:`PodTable` of the pod rows (:data:`_POD_COLUMNS` order) and the slot-level
+    arrays (:meth:`Simulator._slot_arrays`), with no request classes yet."""
     i64, f64 = np.int64, np.float64
-    blocks = slots.blocks
+    cols = dict(zip(_POD_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {k: () for k in _POD_COLUMNS}
+    n = len(rows)
     return PodTable(
-        names=cols["names"],
+        names=list(cols["names"]),
         slot=np.asarray(cols["slot"], dtype=i64),
         svc=np.asarray(cols["svc"], dtype=i64),
         weight=np.asarray(cols["weight"], dtype=f64),
@@ -207,26 +186,15 @@ def _assemble_pod_table(cols: dict[str, list[Any]], slots: _SlotColumns) -> PodT
         leak_bps=np.asarray(cols["leak_bps"], dtype=f64),
         started=np.asarray(cols["started"], dtype=f64),
         http=np.asarray(cols["http"], dtype=bool),
-        hist_sids=np.asarray(cols["hist"], dtype=i64).reshape(len(cols["names"]), len(BUCKETS) + 1),
+        hist_sids=np.asarray(cols["hist"], dtype=i64).reshape(n, len(BUCKETS) + 1),
         sum_sid=np.asarray(cols["sum"], dtype=i64),
         count_sid=np.asarray(cols["count"], dtype=i64),
         cpu_sid=np.asarray(cols["cpu"], dtype=i64),
         mem_sid=np.asarray(cols["mem"], dtype=i64),
         has_limit=np.asarray(cols["has_limit"], dtype=bool),
         queue_max=np.asarray(cols["queue_max"], dtype=f64),
-        cfs_sid=np.asarray(cols["cfs"], dtype=i64).reshape(len(cols["names"]), 2),
-        k_pod=_cat(slots.k_pod, i64),
-        k_op=_cat([b.op for b in blocks], i64),
-        k_err=_cat([b.err for b in blocks], f64),
-        k_latfac=_cat([b.latfac for b in blocks], f64),
-        k_latadd=_cat([b.latadd for b in blocks], f64),
-        k_sid=np.concatenate([b.sid for b in blocks]) if blocks else np.zeros((0, 3), dtype=i64),
-        k_http=_cat([b.http for b in blocks], bool),
-        k_starts=np.asarray(slots.k_starts, dtype=i64),
-        k_owner=np.asarray(slots.k_owner, dtype=i64),
-        k_err_base=_cat([b.base[:, 0] for b in blocks], f64),
-        k_latfac_base=_cat([b.base[:, 1] for b in blocks], f64),
-        k_latadd_base=_cat([b.base[:, 2] for b in blocks], f64),
+        cfs_sid=np.asarray(cols["cfs"], dtype=i64).reshape(n, 2),
+        **slots,
         classes=[],
     )
 
@@ -334,6 +302,10 @@ class Simulator(Substrate):
         self.edge_effects: dict[str, EdgeEffect] = {}
         self._template_effects: dict[tuple[str, str], list[Effect]] = {}
         self._effects_version = 0
+        self._service_effects_version: dict[str, int] = {}
+        """Per service, a counter of injections and reverts of its effects (:meth:`_pod_effect_totals`)."""
+        self._conditional_services: frozenset[str] = frozenset()
+        """Services with a runtime effect under a condition (which may read any workload's template)."""
         self._flag_cache: dict[tuple[str, str, str], dict[str, str]] = {}
         self._worksets: dict[str, tuple[tuple[int, float | None], PodTemplate, Workset]] = {}
         """Revision effects per (service, commit + env), cleared when effects change."""
@@ -369,6 +341,12 @@ class Simulator(Substrate):
         self._calls_acc = np.zeros(0)
         self._fail_since = 0.0
         self._svc_model = {s.name: s for s in self.app.services}
+        self._svc_position = {s.name: i for i, s in enumerate(self.app.services)}
+        """Position of each service in the app model (what a ``services.index`` would find)."""
+        self._share_memo: tuple[Any, Any, dict[str, tuple[float, float]]] | None = None
+        """(table, tick result, per service its slots' calls and failures): :meth:`_service_fail_share`."""
+        self._svc_masks: tuple[Any, dict[str, npt.NDArray[np.bool_]], dict[str, bool]] | None = None
+        """(table, per service the mask of its slots, per service :meth:`_service_timeouts`)."""
         self._mem_idle = {s.name: parse_quantity(s.memory_idle) for s in self.app.services}
         self._pod_rows: dict[str, _PodEffects] = {}
         self._op_blocks: dict[str, _OpBlock] = {}
@@ -376,6 +354,13 @@ class Simulator(Substrate):
         self._dep_cache: dict[tuple[int, str, str], tuple[PodTemplate, bool, str, str]] = {}
         self._limit_cache: dict[tuple[str, str], tuple[float, float | None, bool]] = {}
         self._series_sig: dict[str, tuple[bool, float]] = {}
+        self._series_serial = 0
+        self._series_token: dict[str, int] = {}
+        """Per pod, the serial of the last :meth:`_sync_container_series` that did work."""
+        self._row_cache: dict[str, tuple[tuple[Any, ...], tuple[Any, ...], _OpBlock | None]] = {}
+        """Per pod, :meth:`_pod_row`'s inputs, row and block."""
+        self._slot_cache: tuple[tuple[tuple[int, int], ...], list[_OpBlock], dict[str, Any]] | None = None
+        """:meth:`_slot_arrays`' last key, blocks and arrays."""
         self._sid_cache: dict[str, dict[int, list[int]]] = {}
         self._entry_services = {r.entry.service for r in self.app.routes}
         self._slot_matched: list[list[Effect]] = []
@@ -584,8 +569,10 @@ class Simulator(Substrate):
             if effect.service not in services:
                 raise SubstrateError(f"unknown service {effect.service!r} in effect {effect.id}")
             self.effects[effect.id] = effect
+            service = effect.service
             self._template_effects.clear()
             self._effects_version += 1
+            self._effects_changed(service)
         self.cluster.version += 1
 
     def revert(self, effect_id: str) -> None:
@@ -597,12 +584,20 @@ class Simulator(Substrate):
         if effect_id in self.edge_effects:
             del self.edge_effects[effect_id]
         elif effect_id in self.effects:
+            service = self.effects[effect_id].service
             del self.effects[effect_id]
             self._template_effects.clear()
             self._effects_version += 1
+            self._effects_changed(service)
         else:
             raise SubstrateError(f"no injected effect {effect_id!r}")
         self.cluster.version += 1
+
+    def _effects_changed(self, service: str) -> None:
+        """Note that an effect of ``service`` was injected or reverted."""
+        self._service_effects_version[service] = self._service_effects_version.get(service, 0) + 1
+        self._conditional_services = frozenset(e.service for e in self.effects.values()
+                                               if not e.per_revision and e.when is not None)
 
     def set_load_factor(self, factor: float) -> None:
         """Scale the load generator's rate (1 = nominal; a burst is e.g. 2.5)."""
@@ -688,44 +683,100 @@ class Simulator(Substrate):
 
     def _pod_table(self, pods: list[Pod]) -> tuple[PodTable, list[list[Effect]]]:
         """The pod table of ``pods`` (its ``classes`` still empty) and, per slot, the
-        attribute-matched effects. Syncs each pod's container series on the way, in table order."""
+        attribute-matched effects. Syncs each pod's container series on the way, in table order.
+
+        Incremental: each pod's row (its pod-level columns and its slot block) is kept with
+        the inputs it was computed from (:meth:`_pod_row`) and reused while they hold, and
+        the slot-level arrays are reused while every pod keeps its block and position, so a
+        pod state change costs one row, not a table."""
         ready_count: dict[str, int] = {}
         for p in pods:
             if p.ready and not p.terminating:
                 ready_count[p.service] = ready_count.get(p.service, 0) + 1
         nodes = {n.name: n for n in self.cluster.nodes}
-        cols: dict[str, list[Any]] = {k: [] for k in _POD_COLUMNS}
-        slots = _SlotColumns()
+        rows: list[tuple[Any, ...]] = []
+        placed: list[tuple[int, _OpBlock]] = []
         for p_idx, pod in enumerate(pods):
-            effects = self._pod_effect_totals(pod)
-            svc = self._svc_model[pod.service]
-            ops = self._svc_ops.get(pod.service, [])
-            http = bool(ops) and svc.role == "app" and svc.protocol in ("http", "grpc")
-            running = pod.running
-            started = pod.container.started_t if pod.container.started_t is not None else self.t
-            self._sync_container_series(pod, svc, ops, http, running, started)
-            n_ready = ready_count.get(pod.service, 0)
-            node = nodes[pod.node or ""]
-            cpu_cap, mem_limit, has_limit = self._limits(pod)
-            for key, value in (
-                ("names", pod.name), ("slot", pod.slot), ("svc", self.traffic.svc_index[pod.service]),
-                ("weight", 1.0 / n_ready if pod.ready and not pod.terminating and n_ready else 0.0),
-                ("serving_since", pod.serving_since if pod.serving_since is not None else math.inf),
-                ("up", node.reachable), ("hung", effects.hung), ("running", running), ("cpu_cap", cpu_cap),
-                ("cpu_extra", effects.cpu_extra), ("mem_limit", mem_limit or node.memory),
-                ("mem_idle", self._mem_idle[pod.service]), ("mem_extra", effects.mem_extra),
-                ("leak_bps", effects.leak_bps), ("started", started), ("http", http and running),
-                ("has_limit", has_limit), ("queue_max", queue_limit(svc.language, svc.protocol)),
-            ):
-                cols[key].append(value)
-            self._append_series_ids(cols, pod, http)
-            if ops:
-                slots.add(p_idx, self._op_block(pod, ops, effects, http, running))
-        return _assemble_pod_table(cols, slots), slots.matched
+            row, block = self._pod_row(pod, ready_count.get(pod.service, 0), nodes[pod.node or ""])
+            rows.append(row)
+            if block is not None:
+                placed.append((p_idx, block))
+        return _assemble_pod_table(rows, self._slot_arrays(placed)), self._slot_matched_of(placed)
+
+    def _pod_row(self, pod: Pod, n_ready: int, node: Any) -> tuple[tuple[Any, ...], _OpBlock | None]:
+        """``pod``'s pod-level columns (in :data:`_POD_COLUMNS` order) and its slot block (None
+        for a service without operations), cached per pod while every input they read holds:
+        slot, readiness and the service's ready count (the weight), serving start, the node's
+        reachability, the effects, running state and start, the template, and the container's
+        series (their ids change only when :meth:`_sync_container_series` does work)."""
+        effects = self._pod_effect_totals(pod)
+        svc = self._svc_model[pod.service]
+        ops = self._svc_ops.get(pod.service, [])
+        http = bool(ops) and svc.role == "app" and svc.protocol in ("http", "grpc")
+        running = pod.running
+        started = pod.container.started_t if pod.container.started_t is not None else self.t
+        self._sync_container_series(pod, svc, ops, http, running, started)
+        serving = pod.ready and not pod.terminating
+        key = (pod.slot, serving, n_ready if serving else 0, pod.serving_since, pod.node, node.reachable, effects,
+               running, started, pod.template, pod.template_hash, self._series_token.get(pod.name, 0))
+        hit = self._row_cache.get(pod.name)
+        if hit is not None and hit[0] == key:
+            return hit[1], hit[2]
+        cpu_cap, mem_limit, has_limit = self._limits(pod)
+        hist, sum_sid, count_sid, cpu_sid, mem_sid, cfs = self._series_ids(pod, http)
+        row = (pod.name, pod.slot, self.traffic.svc_index[pod.service],
+               1.0 / n_ready if serving and n_ready else 0.0,
+               pod.serving_since if pod.serving_since is not None else math.inf,
+               node.reachable, effects.hung, running, cpu_cap, effects.cpu_extra, mem_limit or node.memory,
+               self._mem_idle[pod.service], effects.mem_extra, effects.leak_bps, started, http and running,
+               hist, sum_sid, count_sid, cpu_sid, mem_sid, has_limit, queue_limit(svc.language, svc.protocol), cfs)
+        block = self._op_block(pod, ops, effects, http, running) if ops else None
+        self._row_cache[pod.name] = (key, row, block)
+        return row, block
+
+    def _slot_arrays(self, placed: list[tuple[int, _OpBlock]]) -> dict[str, Any]:
+        """The slot-level columns of a pod table whose pods at positions ``p_idx`` have these
+        blocks, reused from the last table while every (position, block) is the same."""
+        key = tuple((p_idx, id(block)) for p_idx, block in placed)
+        if self._slot_cache is not None and self._slot_cache[0] == key:
+            return self._slot_cache[2]
+        i64, f64 = np.int64, np.float64
+        blocks = [b for _, b in placed]
+        counts = [b.op.shape[0] for b in blocks]
+        owners = [p_idx for p_idx, _ in placed]
+        starts = np.cumsum([0, *counts[:-1]]) if counts else np.zeros(0)
+        arrays = {
+            "k_pod": np.repeat(np.asarray(owners, dtype=i64), counts) if blocks else np.zeros(0, dtype=i64),
+            "k_op": _cat([b.op for b in blocks], i64),
+            "k_err": _cat([b.err for b in blocks], f64),
+            "k_latfac": _cat([b.latfac for b in blocks], f64),
+            "k_latadd": _cat([b.latadd for b in blocks], f64),
+            "k_sid": np.concatenate([b.sid for b in blocks]) if blocks else np.zeros((0, 3), dtype=i64),
+            "k_http": _cat([b.http for b in blocks], bool),
+            "k_starts": np.asarray(starts, dtype=i64),
+            "k_owner": np.asarray(owners, dtype=i64),
+            "k_err_base": _cat([b.base[:, 0] for b in blocks], f64),
+            "k_latfac_base": _cat([b.base[:, 1] for b in blocks], f64),
+            "k_latadd_base": _cat([b.base[:, 2] for b in blocks], f64),
+        }
+        # The blocks are held with the key so that the ids in it cannot be reused.
+        self._slot_cache = (key, blocks, arrays)
+        return arrays
+
+    @staticmethod
+    def _slot_matched_of(placed: list[tuple[int, _OpBlock]]) -> list[list[Effect]]:
+        """Per slot, the attribute-matched effects of the blocks ``placed``."""
+        return [m for _, block in placed for m in block.matched]
 
     def _pod_effect_totals(self, pod: Pod) -> _PodEffects:
         """What the effects on ``pod`` add up to, cached while its effects, template, start and node hold."""
-        sig = (self._effects_version, pod.template_hash, pod.container.started_t, pod.node)
+        # What pod_effects reads: the service's effects, the pod's template, start and node,
+        # and for a service with conditional runtime effects any workload's template (the
+        # global version counts template changes too).
+        service = pod.service
+        sig = (self._service_effects_version.get(service, 0),
+               self._effects_version if service in self._conditional_services else -1,
+               pod.template_hash, pod.container.started_t, pod.node)
         cached = self._pod_rows.get(pod.name)
         if cached is None or cached.sig != sig:
             effects = self.pod_effects(pod)
@@ -735,9 +786,9 @@ class Simulator(Substrate):
             self._pod_rows[pod.name] = cached
         return cached
 
-    def _append_series_ids(self, cols: dict[str, list[Any]], pod: Pod, http: bool) -> None:
-        """Append ``pod``'s histogram, CPU and memory series ids (the traffic model's sink where
-        it exports none) to the pod-table columns."""
+    def _series_ids(self, pod: Pod, http: bool) -> tuple[list[int], int, int, int, int, list[int]]:
+        """``pod``'s histogram bucket, sum, count, CPU, memory and CFS series ids (the traffic
+        model's sink where it exports none), as the pod-table columns hold them."""
         sink = self.traffic.sink_sid
         s = pod.series
         if http and "hist:0" in s:
@@ -746,16 +797,11 @@ class Simulator(Substrate):
                 # Bounds above the runtime's top bucket are not exposed: they write to the sink.
                 hist_ids = [s.get(f"hist:{b}", sink) for b in range(len(BUCKETS) + 1)]
                 self._hist_ids[pod.name] = hist_ids
-            cols["hist"].append(hist_ids)
-            cols["sum"].append(s["hist:sum"])
-            cols["count"].append(s["hist:count"])
+            head = (hist_ids, s["hist:sum"], s["hist:count"])
         else:
-            cols["hist"].append([sink] * (len(BUCKETS) + 1))
-            cols["sum"].append(sink)
-            cols["count"].append(sink)
-        cols["cpu"].append(s.get("cpu", sink))
-        cols["mem"].append(s.get("mem", sink))
-        cols["cfs"].append([s.get("cfs:periods", sink), s.get("cfs:throttled", sink)])
+            head = ([sink] * (len(BUCKETS) + 1), sink, sink)
+        cfs = [s.get("cfs:periods", sink), s.get("cfs:throttled", sink)]
+        return (*head, s.get("cpu", sink), s.get("mem", sink), cfs)
 
     def _op_block(self, pod: Pod, ops: list[int], effects: _PodEffects, http: bool, running: bool) -> _OpBlock:
         """``pod``'s rows of the per-(pod, operation) table, cached while its inputs hold."""
@@ -920,6 +966,8 @@ class Simulator(Substrate):
         if self._series_sig.get(pod.name) == (running, started):
             return  # nothing changed since the last sync
         self._series_sig[pod.name] = (running, started)
+        self._series_serial += 1
+        self._series_token[pod.name] = self._series_serial  # the pod's row must be rebuilt (_pod_row)
         s = pod.series
         reg = self.registry
         labels = {"namespace": self.app.namespace, "pod": pod.name, "container": pod.container.name,
@@ -974,6 +1022,7 @@ class Simulator(Substrate):
     def _forget_pod(self, pod: Pod) -> None:
         self.container_logs.pop(pod.name, None)
         self._pod_rows.pop(pod.name, None)
+        self._row_cache.pop(pod.name, None)
         self._series_sig.pop(pod.name, None)
         self._sid_cache.pop(pod.name, None)
         self._seen_start.pop(pod.name, None)
@@ -1136,7 +1185,7 @@ class Simulator(Substrate):
         detail: dict[str, Any] = {"callee": callee, "callee_op": callee_op, "mode": mode, "addr": addr,
                                   "callee_protocol": svc.protocol, "callee_store": svc.store is not None}
         if svc.service_port is not None:
-            index = self.app.services.index(svc)
+            index = self._svc_position[callee]
             detail["ip"] = f"10.96.{index // 200}.{index % 200 + 10}"
         if mode != "error":
             return detail
@@ -1179,24 +1228,45 @@ class Simulator(Substrate):
         self._defect_cache[key] = found
         return found
 
+    def _service_masks(self, tab: PodTable) -> tuple[dict[str, npt.NDArray[np.bool_]], dict[str, bool]]:
+        """Per service, the mask of its slots in ``tab`` and its :meth:`_service_timeouts`
+        answers so far; both are kept for as long as ``tab`` is the table (it is immutable)."""
+        memo = self._svc_masks
+        if memo is None or memo[0] is not tab:
+            memo = self._svc_masks = (tab, {}, {})
+        return memo[1], memo[2]
+
     def _service_fail_share(self, service: str) -> float:
         tab = self.traffic.table
         last = self.traffic.last
         if tab is None or last is None:
             return 0.0
-        sel = tab.svc[tab.k_pod] == self.traffic.svc_index[service]
-        calls = float(last.slot_calls[sel].sum())
+        memo = self._share_memo
+        if memo is None or memo[0] is not tab or memo[1] is not last:
+            memo = self._share_memo = (tab, last, {})
+        sums = memo[2].get(service)
+        if sums is None:
+            masks = self._service_masks(tab)[0]
+            sel = masks.get(service)
+            if sel is None:
+                sel = masks[service] = tab.svc[tab.k_pod] == self.traffic.svc_index[service]
+            sums = memo[2][service] = (float(last.slot_calls[sel].sum()), float(last.slot_fail[sel].sum()))
+        calls = sums[0]
         ready = self.cluster.workloads[service].status_ready
         if ready == 0:
             return 1.0
-        return float(last.slot_fail[sel].sum()) / calls if calls > 0 else 0.0
+        return sums[1] / calls if calls > 0 else 0.0
 
     def _service_timeouts(self, service: str) -> bool:
         tab = self.traffic.table
         if tab is None:
             return False
-        sel = tab.svc == self.traffic.svc_index[service]
-        return bool((tab.hung[sel] | ~tab.up[sel]).any())
+        answers = self._service_masks(tab)[1]
+        hit = answers.get(service)
+        if hit is None:
+            sel = tab.svc == self.traffic.svc_index[service]
+            hit = answers[service] = bool((tab.hung[sel] | ~tab.up[sel]).any())
+        return hit
 
     # ----------------------------------------------------------------- Substrate: state
 

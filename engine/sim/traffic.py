@@ -110,6 +110,9 @@ STARVED_WAIT_S = 600.0
 queue grows until every caller's deadline has expired; any value past the deadlines)."""
 FAST_FAIL_S = 0.002
 """Latency of a call refused at connect time."""
+_EXP_HALF_COMMON_VAR = np.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
+"""``exp(COMMON_SIGMA^2 / 2)``: a log-normal's mean over its median."""
+
 FLOW_EVERY_S = 5.0
 """Per-request probabilities and latencies are rechecked this often, seconds (and
 recomputed at once when pods, effects or edges change): load-driven latency follows
@@ -163,6 +166,15 @@ def cancel_code(protocol: str) -> str:
     return "504" if protocol == "grpc" else "499"
 
 
+
+
+def _group_heads(parents: IntArray) -> IntArray:
+    """Per child (``parents`` grouped: a parent's children are adjacent), the position of its
+    parent's first child."""
+    first = np.ones(parents.shape[0], dtype=bool)
+    first[1:] = parents[1:] != parents[:-1]
+    heads: IntArray = np.flatnonzero(first)[np.cumsum(first) - 1]
+    return heads
 
 
 def normal_cdf(x: FloatArray) -> FloatArray:
@@ -426,6 +438,7 @@ class TrafficModel:
                 self.node_logt[level],
                 forest.timeout_s[level],
                 child_mask,
+                _group_heads(par[child_mask]),
             ))
         self.levels_top_down = list(reversed(forest.levels))
         edge_keys = sorted({(int(c), int(s)) for c, s in zip(self.node_caller, forest.svc, strict=True)})
@@ -452,6 +465,11 @@ class TrafficModel:
         self._probe_inputs: ProbeInputs | None = None
         self._flow_util: FloatArray = np.zeros(0)
         self._fold_key = b""
+        self._subtree_levels: dict[bytes, list[Any]] = {}
+        """:meth:`_subset_levels` of the subtrees of the probes' roots, by the roots' bytes."""
+        self._probe_memo: tuple[ProbeInputs, PodContext | None, PodTable, dict[tuple[bytes, bytes | None],
+                                                                          list[ProbeOutcome]]] | None = None
+        """(flow inputs, pod context, table, outcomes by roots and request class): :meth:`probe_many`."""
         self._fold_cache: Fold | None = None
         self._pod_context: PodContext | None = None
         self._mem_now: FloatArray = np.zeros(0)
@@ -550,7 +568,11 @@ class TrafficModel:
 
     def _fold(self, level_info: list[Any], op_err: FloatArray, op_mean: FloatArray, op_var: FloatArray,
               reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> Fold:
-        """Fold call trees bottom-up over ``level_info`` (all nodes, or one route's or subtree's)."""
+        """Fold call trees bottom-up over ``level_info`` (all nodes, or one route's or subtree's).
+
+        One request class, on one-dimensional arrays (numpy's fastest indexing); several
+        classes at once: :meth:`_fold_many`, whose rows are bit-for-bit this fold's.
+        """
         f = self.forest
         N = f.size
         M = op_mean[f.op].copy()
@@ -562,7 +584,7 @@ class TrafficModel:
         log_down = out.log_down
         log_q = np.zeros(N)
         tmax = np.zeros(N)
-        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask in level_info:
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask, heads in level_info:
             mn, vn = M[level], V[level]
             qn = 1.0 - np.exp(log_q[level])
             tn = mn + tmax[level]
@@ -576,7 +598,7 @@ class TrafficModel:
             vc = served_share * vn
             ratio = 1.0 + vc / np.maximum(lc * lc, 1e-18)
             sigc = np.maximum(np.sqrt(np.log(ratio) + COMMON_SIGMA * COMMON_SIGMA), MIN_SIGMA)
-            medc = lc / np.sqrt(ratio) / np.exp(0.5 * COMMON_SIGMA * COMMON_SIGMA)
+            medc = lc / np.sqrt(ratio) / _EXP_HALF_COMMON_VAR
             p_over = 1.0 - normal_cdf((logt - np.log(np.maximum(medc, 1e-6))) / sigc)
             sub_over = (tn + d > deadline) * qn
             p_over_tot = 1.0 - (1.0 - p_over) * (1.0 - sub_over)
@@ -592,10 +614,7 @@ class TrafficModel:
                 # A handler returns at the first required call that fails: a call is made only
                 # if every required call before it (siblings in call order) succeeded.
                 excl = np.cumsum(log_sc) - log_sc
-                first = np.ones(parents.shape[0], dtype=bool)
-                first[1:] = parents[1:] != parents[:-1]
-                group = np.cumsum(first) - 1
-                reached = np.exp(excl - excl[first][group])
+                reached = np.exp(excl - excl[heads])
                 out.reached[children] = reached
                 M += np.bincount(parents, weights=t_blk * lc[cmask] * reached, minlength=N)
                 V += np.bincount(parents, weights=t_blk * vc[cmask] * reached, minlength=N)
@@ -607,12 +626,107 @@ class TrafficModel:
                     np.maximum.at(tmax, parents, np.where((k_blk + f_blk > 0) & (qcc > 1e-9), tc[cmask], 0.0))
         return out
 
+    def _fold_many(self, level_info: list[Any], classes: list[tuple[FloatArray, FloatArray, FloatArray]],
+                   reach_n: FloatArray, slow_n: FloatArray, e_delay: FloatArray) -> list[Fold]:
+        """:meth:`_fold` of several request classes at once.
+
+        ``classes`` holds each class's per-operation (own error, mean, variance); the node
+        inputs (``reach_n``, ``slow_n``, ``e_delay``, one value per node) are shared. The
+        state is one flat array per quantity, class ``c``'s nodes at ``c x N``, so every
+        gather and scatter is numpy's fast one-dimensional fancy indexing, and the arithmetic
+        runs on ``C x level`` blocks. Every class is folded with the same element-wise
+        arithmetic in the same order as alone (sums over siblings run in sibling order
+        within a class: ``cumsum`` along the class's row, ``bincount`` over class-offset
+        bins), so each class's result is bit-for-bit its own fold. One class is folded by
+        :meth:`_fold` itself.
+        """
+        if len(classes) == 1:
+            return [self._fold(level_info, *classes[0], reach_n, slow_n, e_delay)]
+        f = self.forest
+        N = f.size
+        C = len(classes)
+        op = f.op
+        M = np.concatenate([op_mean[op] for _, op_mean, _ in classes])
+        V = np.concatenate([op_var[op] for _, _, op_var in classes])
+        own_ok = 1.0 - np.concatenate([op_err[op] for op_err, _, _ in classes])
+        flat = C * N
+        succ, q_node, t_node = np.zeros(flat), np.zeros(flat), np.zeros(flat)
+        l_call, s_call, q_call, t_call = np.zeros(flat), np.zeros(flat), np.zeros(flat), np.zeros(flat)
+        reached_all = np.ones(flat)
+        log_down = np.zeros(flat)
+        log_q = np.zeros(flat)
+        tmax = np.zeros(flat)
+
+        def rows(index: IntArray, width: int) -> IntArray:
+            # ``index`` (into one class's ``width`` entries) for every class, class-major.
+            return (index[None, :] + (np.arange(C, dtype=np.int64) * width)[:, None]).ravel()
+
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask, heads in level_info:
+            n = level.shape[0]
+            at = rows(level, N)
+            mn, vn = M[at].reshape(C, n), V[at].reshape(C, n)
+            qn = 1.0 - np.exp(log_q[at].reshape(C, n))
+            tn = mn + tmax[at].reshape(C, n)
+            fs = 1.0 - own_ok[at].reshape(C, n) * np.exp(log_down[at].reshape(C, n))
+            d = e_delay[level]
+            rn, sn = reach_n[level], slow_n[level]
+            # Refused connections fail fast; their share pulls the call's latency down.
+            fast = np.maximum(1.0 - rn - sn, 0.0)
+            served_share = rn / np.maximum(rn + fast, 1e-12)
+            lc = np.where(rn > 0, served_share * (mn + d) + (1.0 - served_share) * FAST_FAIL_S, FAST_FAIL_S)
+            vc = served_share * vn
+            ratio = 1.0 + vc / np.maximum(lc * lc, 1e-18)
+            sigc = np.maximum(np.sqrt(np.log(ratio) + COMMON_SIGMA * COMMON_SIGMA), MIN_SIGMA)
+            medc = lc / np.sqrt(ratio) / _EXP_HALF_COMMON_VAR
+            p_over = 1.0 - normal_cdf((logt - np.log(np.maximum(medc, 1e-6))) / sigc)
+            sub_over = (tn + d > deadline) * qn
+            p_over_tot = 1.0 - (1.0 - p_over) * (1.0 - sub_over)
+            qc = sn + rn * (1.0 - (1.0 - qn) * (1.0 - p_over))
+            tc = np.where(sn + rn * p_over_tot > 1e-9, deadline, np.minimum(tn + d, deadline))
+            sc = rn * (1.0 - fs) * (1.0 - p_over_tot)
+            succ[at], q_node[at], t_node[at] = sc.ravel(), qn.ravel(), tn.ravel()
+            l_call[at], q_call[at], t_call[at], s_call[at] = lc.ravel(), qc.ravel(), tc.ravel(), sigc.ravel()
+            if children.size:
+                nc = children.shape[0]
+                kids = rows(np.flatnonzero(cmask), n)
+                qcc = qc.ravel()[kids].reshape(C, nc)
+                scc = sc.ravel()[kids].reshape(C, nc)
+                log_sc = k_req * np.log(np.maximum(scc, 1e-12)) + np.log(np.maximum(1.0 - f_req * (1.0 - scc), 1e-12))
+                # A handler returns at the first required call that fails: a call is made only
+                # if every required call before it (siblings in call order) succeeded.
+                excl = np.cumsum(log_sc, axis=1) - log_sc
+                reached = np.exp(excl - excl.ravel()[rows(heads, nc)].reshape(C, nc))
+                reached_all[rows(children, N)] = reached.ravel()
+                bins = rows(parents, N)
+                M += np.bincount(bins, weights=(t_blk * lc.ravel()[kids].reshape(C, nc) * reached).ravel(),
+                                 minlength=flat)
+                V += np.bincount(bins, weights=(t_blk * vc.ravel()[kids].reshape(C, nc) * reached).ravel(),
+                                 minlength=flat)
+                qr = qcc * reached
+                log_q += np.bincount(bins, weights=(k_blk * np.log(np.maximum(1.0 - qr, 1e-12))
+                                                    + np.log(np.maximum(1.0 - f_blk * qr, 1e-12))).ravel(),
+                                     minlength=flat)
+                log_down += np.bincount(bins, weights=log_sc.ravel(), minlength=flat)
+                if (qcc > 1e-9).any():
+                    # Where no call can time out the value is 0 and tmax (>= 0) keeps its own.
+                    np.maximum.at(tmax, bins, np.where((k_blk + f_blk > 0) & (qcc > 1e-9),
+                                                       tc.ravel()[kids].reshape(C, nc), 0.0).ravel())
+
+        def part(a: FloatArray, c: int) -> FloatArray:
+            return a[c * N:(c + 1) * N]
+
+        return [Fold(M=part(M, c), V=part(V, c), log_down=part(log_down, c), succ=part(succ, c),
+                     q_node=part(q_node, c), t_node=part(t_node, c), l_call=part(l_call, c), s_call=part(s_call, c),
+                     q_call=part(q_call, c), t_call=part(t_call, c), reached=part(reached_all, c))
+                for c in range(C)]
+
     def _subset_levels(self, nodes: IntArray) -> list[Any]:
         """``level_info`` restricted to a set of nodes (closed under children)."""
         keep = np.zeros(self.forest.size, dtype=bool)
         keep[nodes] = True
         out = []
-        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask in self.level_info:
+        for level, children, parents, t_blk, (k_req, f_req), (k_blk, f_blk), logt, deadline, cmask, _h in \
+                self.level_info:
             lm = keep[level]
             if not lm.any():
                 continue
@@ -620,7 +734,7 @@ class TrafficModel:
             sub_level = level[lm]
             sub_cmask = cmask[lm]
             out.append((sub_level, children[cm], parents[cm], t_blk[cm], (k_req[cm], f_req[cm]),
-                        (k_blk[cm], f_blk[cm]), logt[lm], deadline[lm], sub_cmask))
+                        (k_blk[cm], f_blk[cm]), logt[lm], deadline[lm], sub_cmask, _group_heads(parents[cm])))
         return out
 
     def subtree(self, node: int | IntArray) -> IntArray:
@@ -655,12 +769,31 @@ class TrafficModel:
         pi = self._probe_inputs
         tab = self.table
         assert pi is not None and tab is not None
+        # Memoised per flow: the outcome depends only on the flow's inputs (replaced, never
+        # mutated, by each :meth:`_flow` and :meth:`reset_table`), the roots and the class.
+        memo = self._probe_memo
+        if memo is None or memo[0] is not pi or memo[1] is not self._pod_context or memo[2] is not tab:
+            memo = self._probe_memo = (pi, self._pod_context, tab, {})
+        key = (roots.astype(np.int64).tobytes(), None if request_class is None else
+               b"".join((request_class.err.tobytes(), request_class.latfac.tobytes(), request_class.latadd.tobytes())))
+        hit = memo[3].get(key)
+        if hit is None:
+            hit = memo[3][key] = self._probe_uncached(roots.astype(np.int64), request_class)
+        return list(hit)
+
+    def _probe_uncached(self, roots: IntArray, request_class: RequestClass | None) -> list[ProbeOutcome]:
+        pi = self._probe_inputs
+        tab = self.table
+        assert pi is not None and tab is not None
         if request_class is None:
             inputs = self._op_inputs(tab.k_err_base, tab.k_latfac_base, tab.k_latadd_base)
         else:
             inputs = self._op_inputs(request_class.err, request_class.latfac, request_class.latadd)
-        nodes = self.subtree(roots)
-        fold = self._fold(self._subset_levels(nodes), inputs.op_err, inputs.op_mean, inputs.op_var, pi.reach_n,
+        levels = self._subtree_levels.get(roots.tobytes())
+        if levels is None:
+            # The forest is fixed: a set of roots always has the same subtree levels.
+            levels = self._subtree_levels[roots.tobytes()] = self._subset_levels(self.subtree(roots))
+        fold = self._fold(levels, inputs.op_err, inputs.op_mean, inputs.op_var, pi.reach_n,
                           pi.slow_n, pi.e_delay)
         out = []
         for root in roots.tolist():
@@ -778,11 +911,10 @@ class TrafficModel:
             fold = self._fold_cache
             slot_parts = classes
         else:
-            for weight, inputs in classes:
-                fd = self._fold(self.level_info, inputs.op_err, inputs.op_mean, inputs.op_var, reach_n, slow_n,
-                                e_delay)
-                parts.append((weight, fd))
-                slot_parts.append((weight, inputs))
+            folds = self._fold_many(self.level_info, [(x.op_err, x.op_mean, x.op_var) for _, x in classes],
+                                    reach_n, slow_n, e_delay)
+            parts = [(weight, fd) for (weight, _), fd in zip(classes, folds, strict=True)]
+            slot_parts = classes
             fold = self._mix(parts)
             self._fold_key, self._fold_cache = key, fold
         M, V, log_down = fold.M, fold.V, fold.log_down
