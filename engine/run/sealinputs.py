@@ -77,6 +77,33 @@ def counterfactual_document(app: str, seed: int, schedule_text: str) -> dict[str
     return doc
 
 
+def counterfactual_first(schedule: Any, seed: int) -> dict[str, Any] | None:
+    """The no-op counterfactual of a run about to start, computed before its simulator exists
+    (:func:`counterfactual_document` of ``schedule`` as the orchestrator will record it), so a
+    headless run's peak memory is the larger of the two runs rather than their sum; None when
+    it cannot be computed (sealing then tries again and notes why).
+
+    Args:
+        schedule: the :class:`faults.schedule.Schedule` the run replays.
+        seed: the run's simulation seed.
+    """
+    import gc
+
+    from faults.schedule import dump_schedule
+
+    try:
+        return counterfactual_document(schedule.app, seed, dump_schedule(schedule))
+    except Exception:  # whatever the no-op run raises, sealing meets it again and records it
+        return None
+    finally:
+        gc.collect()  # the no-op run's simulator goes before the run's is built
+
+
+def write_counterfactual(run_dir: str | Path, doc: dict[str, Any]) -> None:
+    """Write ``counterfactual.json`` (``doc``, :func:`counterfactual_document`) into ``run_dir``."""
+    _write(Path(run_dir) / COUNTERFACTUAL_FILE, json.dumps(doc, sort_keys=True, indent=1) + "\n")
+
+
 def _write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -111,8 +138,7 @@ def complete_inputs(run_dir: str | Path, events: list[Event]) -> list[str]:
     if not (run_dir / COUNTERFACTUAL_FILE).exists():
         try:
             seed = int(start.payload["seed"])
-            doc = counterfactual_document(app, seed, text)
-            _write(run_dir / COUNTERFACTUAL_FILE, json.dumps(doc, sort_keys=True, indent=1) + "\n")
+            write_counterfactual(run_dir, counterfactual_document(app, seed, text))
         except Exception as exc:  # a schedule this engine cannot re-run: scored provisionally
             notes.append(f"{COUNTERFACTUAL_FILE} not added: {type(exc).__name__}: {exc}")
     return notes
