@@ -30,12 +30,13 @@ from engine.run.counterfactual import noop_counterfactual
 from engine.run.faultscli import add_faults_arguments
 from engine.run.replay import replay
 from engine.run.sealinputs import complete_inputs
+from engine.run.sweep import add_sweep_arguments
 from engine.serve.cli import add_serve_arguments
 from engine.substrate import SubstrateError
 from faults.cli import add_catalog_arguments
 from faults.schedule import DEFAULT_REGIME, RUN_REGIMES
 from scoring.cli import add_report_arguments, add_score_arguments
-from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments
+from tui.cli import add_play_arguments, add_replay_arguments, add_watch_arguments, sweep_progress
 
 if TYPE_CHECKING:
     from engine.bundle.events import Event
@@ -465,6 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_keys_arguments(p)
     p = sub.add_parser("score", help="score sealed bundles into a leaderboard")
     add_score_arguments(p, noop=noop_counterfactual)
+    p = sub.add_parser("sweep", help="run a grid of apps x seeds x regimes x operators (process pool or Ray), "
+                                     "resumable, then score the bundles into a leaderboard")
+    add_sweep_arguments(p, progress=sweep_progress)
     p = sub.add_parser("report", help="write an HTML report with plots for one bundle")
     add_report_arguments(p, noop=noop_counterfactual)
     p = sub.add_parser("serve", help="run a marathon for an external agent over MCP and an HTTP JSON API")
