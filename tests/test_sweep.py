@@ -295,3 +295,32 @@ def test_ray_bundles_equal_the_pool_and_plain_runs(pooled: tuple[Path, sw.SweepR
     capsys.readouterr()
     assert main(["score", "--json", *(str(src / f"{s.name}.marathon") for s in specs)]) == 0
     assert doc == json.loads(capsys.readouterr().out)
+
+
+def test_runs_of_one_schedule_start_apart() -> None:
+    specs = expand(SweepGrid(apps=[APP, "train-ticket"], seeds=[1], agents=["noop", "runbook", "oracle"]))
+    order = [(s.app, s.agent) for s in sw.spread(specs)]
+    assert order == [(app, agent) for agent in ("noop", "runbook", "oracle") for app in (APP, "train-ticket")]
+    assert sorted(sw.spread(specs), key=specs.index) == specs
+
+
+def test_ray_tasks_write_to_a_shared_dir(pooled: tuple[Path, sw.SweepResult], tmp_path: Path) -> None:
+    """On a Ray already initialised by the caller (a cluster user's driver), with --shared-dir: the
+    task writes the bundle on the shared path and the driver takes it from there."""
+    if _in_ci():
+        import ray
+    else:
+        ray = pytest.importorskip("ray")
+    src, _ = pooled
+    spec = SPECS[0]
+    shared, out = tmp_path / "shared", tmp_path / "out"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 2**20)
+    try:
+        result = sw.sweep([spec], out, backend="ray", shared_dir=shared, score=False, progress=sw._Quiet())
+        assert ray.is_initialized()  # not the sweep's to shut down
+    finally:
+        ray.shutdown()
+    assert [(r.name, r.status) for r in result.results] == [(spec.name, "ok")]
+    assert (shared / f"{spec.name}.marathon").read_bytes() == (src / f"{spec.name}.marathon").read_bytes()
+    assert (out / f"{spec.name}.marathon").read_bytes() == (src / f"{spec.name}.marathon").read_bytes()
+    assert not (out / sw.LEADERBOARD_FILE).exists()

@@ -346,13 +346,14 @@ def _clear(out: Path, name: str) -> None:
             p.unlink()
 
 
-def run_one(spec: RunSpec, out: str | Path) -> RunResult:
+def run_one(spec: RunSpec, out: str | Path, cancelled: Callable[[], bool] | None = None) -> RunResult:
     """Run ``spec`` into ``<out>/<name>.marathon`` (module docstring); never raises for a run
     that fails (its result says why), so one broken run never ends a sweep.
 
     The run is ``marathon run``'s: the schedule :func:`faults.generator.generate` makes for the
     app, seed and regime; the operator :func:`engine.operate.operators.make_operator` makes;
     :class:`engine.run.session.RunSession` on the virtual clock, driven to the end and sealed.
+    ``cancelled`` (a thread's run) stops the run after its current slice; it is sealed incomplete.
     """
     out = Path(out)
     started = time.perf_counter()
@@ -369,7 +370,7 @@ def run_one(spec: RunSpec, out: str | Path) -> RunResult:
         session = RunSession(sched, seed=spec.seed, operator=operator, run_dir=run_dir,
                              alert_source=None if spec.alerts == "none" else spec.alerts, rules=spec.rules)
         try:
-            finished = session.drive()
+            finished = session.drive(cancelled or (lambda: False))
         finally:
             outcome = session.close()
         if outcome.bundle is None:
@@ -515,9 +516,24 @@ _PRELOAD = ["engine.run.sweep", "engine.run.session", "engine.run.orchestrator",
 """Modules the forkserver imports once, so each run's process starts warm."""
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _watch_driver(driver: int) -> None:
+    """End this worker when the sweep that started it is gone (its parent is the forkserver, so
+    nothing else would stop an orphaned run)."""
+    while True:
+        time.sleep(1.0)
+        try:
+            os.kill(driver, 0)
+        except ProcessLookupError:
+            os._exit(70)
+        except PermissionError:
+            pass
+
+
+def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...], driver: int) -> None:
     """A worker process's body: ``fn(*args)`` sent back on ``conn`` (an exception is sent as a
-    failure; a process that dies sends nothing, and the pool records its exit status)."""
+    failure; a process that dies sends nothing, and the pool records its exit status). It exits
+    on its own when the ``driver`` process has gone away."""
+    threading.Thread(target=_watch_driver, args=(driver,), name="sweep-driver-watch", daemon=True).start()
     try:
         result: Any = ("ok", fn(*args))
     except BaseException as exc:
@@ -563,7 +579,7 @@ class ProcessSlots:
                 while queue and len(self._running) < self.size:
                     key, fn, args = queue.pop(0)
                     recv, send = self.ctx.Pipe(duplex=False)
-                    proc = self.ctx.Process(target=_child, args=(send, fn, args), daemon=True,
+                    proc = self.ctx.Process(target=_child, args=(send, fn, args, os.getpid()), daemon=True,
                                             name=f"sweep-{key}")
                     proc.start()
                     send.close()
@@ -645,8 +661,9 @@ def sweep(specs: Sequence[RunSpec], out: str | Path, *, backend: str = "local", 
         concurrency: model-bound runs in flight at once.
         address: the Ray cluster (``auto``, ``ray://HOST:10001``, ``HOST:6379``); None or ``local``:
             a local instance of ``workers`` CPUs (an already initialised Ray is used as is).
-        shared_dir: Ray only: tasks write bundles here (a path every node mounts) instead of
-            returning them as bytes; the driver then moves them into ``out``... unless it is ``out``.
+        shared_dir: Ray only: tasks write bundles here (a path every node, and the driver, mounts)
+            instead of returning them as bytes; the driver copies each into ``out`` unless
+            ``out`` is this directory.
         formula: the Marathon-Score formula (default :data:`scoring.score.FORMULA_VERSION`).
         per_app: one leaderboard row per operator and app.
         score: write the leaderboard (False: runs only).
@@ -701,6 +718,21 @@ def sweep(specs: Sequence[RunSpec], out: str | Path, *, backend: str = "local", 
     return res
 
 
+def spread(specs: Sequence[RunSpec]) -> list[RunSpec]:
+    """The order runs start in: round-robin over schedules (app, regime, seed), first run of each,
+    then the second, ...
+
+    Every run's seal computes its schedule's no-op counterfactual unless another run of the same
+    schedule has already cached it (:mod:`engine.run.counterfactual`); started side by side, two
+    runs of one schedule would both compute it. Results keep the grid's order regardless.
+    """
+    by_schedule: dict[tuple[str, str, int], list[RunSpec]] = {}
+    for s in specs:
+        by_schedule.setdefault((s.app, s.regime, s.seed), []).append(s)
+    rounds = max((len(v) for v in by_schedule.values()), default=0)
+    return [runs[i] for i in range(rounds) for runs in by_schedule.values() if i < len(runs)]
+
+
 def _run_local(todo: Sequence[RunSpec], out: Path, slots: ProcessSlots, concurrency: int,
                results: dict[str, RunResult], progress: Progress) -> None:
     """CPU-bound runs in the process pool; model-bound ones in threads of this process, both at once."""
@@ -711,14 +743,15 @@ def _run_local(todo: Sequence[RunSpec], out: Path, slots: ProcessSlots, concurre
             results[result.name] = result
             progress.run_done(result)
 
-    model = [s for s in todo if s.model_bound]
-    cpu = [s for s in todo if not s.model_bound]
+    model = [s for s in spread(todo) if s.model_bound]
+    cpu = [s for s in spread(todo) if not s.model_bound]
     threads = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="sweep-model") if model else None
     futures: list[Future[RunResult]] = []
+    stop = threading.Event()
     try:
         if threads is not None:
             for s in model:
-                fut = threads.submit(run_one, s, out)
+                fut = threads.submit(run_one, s, out, stop.is_set)
                 fut.add_done_callback(lambda f: record(f.result()))
                 futures.append(fut)
 
@@ -727,6 +760,9 @@ def _run_local(todo: Sequence[RunSpec], out: Path, slots: ProcessSlots, concurre
 
         slots.run([(s.name, run_one, (s, out)) for s in cpu], done)
         wait(futures)
+    except BaseException:
+        stop.set()  # threads' runs end after their slice, sealed incomplete (redone on resume)
+        raise
     finally:
         if threads is not None:
             threads.shutdown(wait=True, cancel_futures=True)
@@ -763,8 +799,8 @@ def _run_ray(todo: Sequence[RunSpec], out: Path, cpus: int, concurrency: int, ad
     try:
         cpu_task = ray.remote(_ray_task).options(num_cpus=1, memory=RUN_PEAK_BYTES, max_retries=0)
         model_task = ray.remote(_ray_task).options(num_cpus=0, max_retries=0)
-        pending: dict[Any, RunSpec] = {cpu_task.remote(s, shared): s for s in todo if not s.model_bound}
-        model = [s for s in todo if s.model_bound]
+        pending: dict[Any, RunSpec] = {cpu_task.remote(s, shared): s for s in spread(todo) if not s.model_bound}
+        model = [s for s in spread(todo) if s.model_bound]
         in_flight_model = 0
         while pending or model:
             while model and in_flight_model < concurrency:
@@ -779,7 +815,12 @@ def _run_ray(todo: Sequence[RunSpec], out: Path, cpus: int, concurrency: int, ad
                 result: RunResult = ray.get(ref)
             except Exception as exc:  # the task's worker died, or Ray could not run it
                 result = RunResult(spec.name, "failed", error=f"{type(exc).__name__}: {exc}".splitlines()[0])
-            result = _land(result, out)
+            try:
+                result = _land(result, out)
+            except OSError as exc:
+                result = RunResult(spec.name, "failed", error=f"the run sealed {result.bundle} but its bundle could "
+                                   f"not be put into {out} on the driver ({exc}); mount --shared-dir here too",
+                                   wall_s=result.wall_s)
             results[spec.name] = result
             progress.run_done(result)
     finally:
@@ -907,8 +948,7 @@ def grid_from_args(args: argparse.Namespace) -> SweepGrid:
     """
     base: dict[str, Any] = {}
     if args.grid:
-        base = load_grid(args.grid).model_dump(exclude_unset=False)
-        base["llm"] = [e.model_dump() for e in load_grid(args.grid).llm]
+        base = load_grid(args.grid).model_dump()  # llm entries keep their extra keys
     flags = {"apps": args.apps, "seeds": args.seeds, "regimes": args.regimes, "agents": args.agents,
              "rules": args.rules, "alerts": args.alerts}
     for key, value in flags.items():
