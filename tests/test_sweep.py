@@ -20,6 +20,9 @@ import pytest
 from engine.run import sweep as sw
 from engine.run.sweep import RUN_PEAK_BYTES, SweepError, SweepGrid, expand, load_grid, pool_size
 
+# One xdist worker runs the module: the swept bundles (a module fixture) are made once and shared.
+pytestmark = pytest.mark.xdist_group("sweep")
+
 APP = "online-boutique"
 REPO = Path(__file__).resolve().parents[1]
 
@@ -324,3 +327,19 @@ def test_ray_tasks_write_to_a_shared_dir(pooled: tuple[Path, sw.SweepResult], tm
     assert (shared / f"{spec.name}.marathon").read_bytes() == (src / f"{spec.name}.marathon").read_bytes()
     assert (out / f"{spec.name}.marathon").read_bytes() == (src / f"{spec.name}.marathon").read_bytes()
     assert not (out / sw.LEADERBOARD_FILE).exists()
+
+
+def test_the_terminal_bar_reports_each_run(capsys: pytest.CaptureFixture[str]) -> None:
+    from tui.cli import sweep_progress
+
+    bar = sweep_progress()
+    bar.start(2, 1)
+    bar.run_done(sw.RunResult("x-ok", "ok", wall_s=1.5))
+    bar.run_done(sw.RunResult("x-bad", "failed", error="the worker process was killed by SIGKILL", wall_s=2.0))
+    bar.phase("scoring 1 bundles")
+    bar.close()
+    err = capsys.readouterr().err
+    assert "1 runs already sealed: skipped" in err
+    assert "ok      x-ok (1.5 s)" in err
+    assert "failed  x-bad (2.0 s): the worker process was killed by SIGKILL" in err
+    assert "2/2" in err
