@@ -907,6 +907,7 @@ def add_sweep_arguments(p: argparse.ArgumentParser, *,
     """
     from engine.cliargs import add_rules_argument
     from engine.operate.llm.config import add_llm_arguments
+    from scoring.score import FORMULA_VERSION, FORMULAS
 
     p.add_argument("--grid", metavar="FILE", help="a YAML grid file: apps, seeds, regimes, agents, llm, rules, "
                                                   "alerts (flags given override its fields)")
@@ -930,7 +931,9 @@ def add_sweep_arguments(p: argparse.ArgumentParser, *,
     p.add_argument("--shared-dir", metavar="DIR",
                    help="--backend ray: tasks write bundles here (mounted on every node) instead of returning them")
     p.add_argument("--alerts", choices=("embedded", "none"), default=None, help="alert source (default embedded)")
-    p.add_argument("--formula", default=None, help="Marathon-Score formula of the leaderboard (as marathon score)")
+    p.add_argument("--formula", default=None, choices=FORMULAS,
+                   help="the Marathon-Score formula ranking the leaderboard (as marathon score; default "
+                        f"{FORMULA_VERSION})")
     p.add_argument("--per-app", action="store_true", help="one leaderboard row per operator and app")
     p.add_argument("--no-score", action="store_true", help="run only; no leaderboard")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -971,12 +974,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except SweepError as exc:
         print(f"marathon: {exc}", file=sys.stderr)
         return 2
-    if args.formula is not None:
-        from scoring.score import FORMULAS
-
-        if args.formula not in FORMULAS:
-            print(f"marathon: --formula must be one of {', '.join(FORMULAS)}", file=sys.stderr)
-            return 2
     progress: Progress
     if args.quiet:
         progress = _Quiet()
