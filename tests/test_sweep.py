@@ -235,15 +235,17 @@ def test_a_crashing_run_does_not_end_the_sweep(tmp_path: Path, monkeypatch: pyte
             raise RuntimeError("operator factory exploded")
         return real(name, **kw)
 
-    original_run_one = sw.run_one
+    import faults.generator
 
-    def run_one(spec: sw.RunSpec, out: str | Path) -> sw.RunResult:
-        os.environ["SWEEP_TEST_SEED"] = str(spec.seed)  # in the forked worker only
-        return original_run_one(spec, out)
+    real_generate = faults.generator.generate
+
+    def generate(app: str, seed: int, regime: str, **kw: Any) -> Any:
+        os.environ["SWEEP_TEST_SEED"] = str(seed)  # in the forked worker only
+        return real_generate(app, seed, regime, **kw)
 
     monkeypatch.setattr(ops, "make_operator", make)
-    monkeypatch.setattr(sw, "run_one", run_one)
-    # fork, so the workers inherit the patched factory (the default forkserver starts clean).
+    monkeypatch.setattr(faults.generator, "generate", generate)
+    # fork, so the workers inherit the patched functions (the default forkserver starts clean).
     result = sw.sweep(specs, tmp_path, workers=2, progress=sw._Quiet(), start_method="fork")
     status = {r.seed: res.status for r, res in zip(specs, result.results, strict=True)}
     assert status == {1: "failed", 2: "failed", 3: "ok"}

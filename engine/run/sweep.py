@@ -17,8 +17,8 @@ finished seal.
 Backends:
 
 * ``local``: CPU-bound runs (every scripted operator) in a pool of worker processes, one fresh
-  process per run forked from a warm ``forkserver`` (no re-import; memory returned to the
-  system after each run; a worker that dies -- killed, out of memory -- fails only its run).
+  worker forked from a warm ``forkserver`` (no re-import) and kept from run to run, as a Ray
+  worker is (a worker that dies -- killed, out of memory -- fails only its run and is replaced).
   The pool holds ``min(cores, available memory / RUN_PEAK_BYTES)`` workers
   (:func:`pool_size`). Model-bound runs (LLM agents, which spend their time waiting on their
   endpoint) run as threads of this process, at most ``--concurrency`` at a time; the client's
@@ -513,7 +513,7 @@ def pool_size(*, n_cores: int | None = None, memory: int | None = None, peak: in
 _PRELOAD = ["engine.run.sweep", "engine.run.session", "engine.run.orchestrator", "engine.run.counterfactual",
             "engine.operate.operators.runbook", "engine.operate.operators.oracle", "faults.generator",
             "scoring.cli", "scoring.score", "scoring.leaderboard", "engine.bundle.format"]
-"""Modules the forkserver imports once, so each run's process starts warm."""
+"""Modules the forkserver imports once, so each worker starts warm."""
 
 
 def _watch_driver(driver: int) -> None:
@@ -529,31 +529,39 @@ def _watch_driver(driver: int) -> None:
             pass
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...], driver: int) -> None:
-    """A worker process's body: ``fn(*args)`` sent back on ``conn`` (an exception is sent as a
-    failure; a process that dies sends nothing, and the pool records its exit status). It exits
-    on its own when the ``driver`` process has gone away."""
+def _worker(conn: Any, driver: int) -> None:
+    """A worker process's body: runs ``(fn, args)`` tasks from ``conn`` one at a time, sending
+    each result back (an exception is sent as a failure; a process that dies sends nothing, and
+    the pool records its exit status); ``None`` or a closed pipe ends it. It also exits on its own
+    when the ``driver`` process has gone away."""
     threading.Thread(target=_watch_driver, args=(driver,), name="sweep-driver-watch", daemon=True).start()
-    try:
-        result: Any = ("ok", fn(*args))
-    except BaseException as exc:
-        result = ("error", _describe(exc))
-    try:
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        fn, args = task
+        try:
+            result: Any = ("ok", fn(*args))
+        except BaseException as exc:
+            result = ("error", _describe(exc))
         conn.send(result)
-    finally:
-        conn.close()
 
 
 class ProcessSlots:
-    """A pool of ``size`` worker processes, each task in a fresh process (module docstring).
+    """A pool of ``size`` worker processes (module docstring).
 
-    Tasks are ``(key, fn, args)``; ``fn`` and its arguments and result are pickled (module-level
-    functions). Results are ``("ok", value)``, or ``("error", text)`` when ``fn`` raised or the
-    process died (``text`` gives the exit status).
+    Workers are kept from task to task (what a process caches -- app models, catalogs, compiled
+    rules -- serves the next run, as in a Ray worker); a worker that dies fails only the task it
+    held and is replaced. Tasks are ``(key, fn, args)``; ``fn`` (a module-level function), its
+    arguments and its result are pickled. Results are ``("ok", value)``, or ``("error", text)``
+    when ``fn`` raised or the process died (``text`` gives the exit status).
 
     Args:
         size: processes at once.
-        start_method: ``forkserver`` (default: children fork from a warm server, never from this
+        start_method: ``forkserver`` (default: workers fork from a warm server, never from this
             process, whose threads -- progress, model-bound runs -- must not be forked), or
             ``fork``/``spawn``.
     """
@@ -563,7 +571,25 @@ class ProcessSlots:
         self.ctx: Any = multiprocessing.get_context(start_method)
         if start_method == "forkserver":
             self.ctx.set_forkserver_preload(_PRELOAD)
-        self._running: dict[Any, tuple[Any, Any, Any]] = {}
+        self._idle: list[tuple[Any, Any]] = []
+        self._running: dict[Any, tuple[Any, Any]] = {}
+
+    def _start(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any]:
+        """An idle worker (or a new one) with the task sent to it."""
+        while self._idle:
+            proc, conn = self._idle.pop()
+            try:
+                conn.send((fn, args))
+                return proc, conn
+            except (BrokenPipeError, OSError):  # died while idle
+                conn.close()
+                proc.join(5)
+        conn, child = self.ctx.Pipe(duplex=True)
+        proc = self.ctx.Process(target=_worker, args=(child, os.getpid()), daemon=True, name="sweep-worker")
+        proc.start()
+        child.close()
+        conn.send((fn, args))
+        return proc, conn
 
     def run(self, tasks: Iterable[tuple[Any, Callable[..., Any], tuple[Any, ...]]],
             on_result: Callable[[Any, tuple[str, Any]], Iterable[tuple[Any, Callable[..., Any], tuple[Any, ...]]]
@@ -578,25 +604,23 @@ class ProcessSlots:
             while queue or self._running:
                 while queue and len(self._running) < self.size:
                     key, fn, args = queue.pop(0)
-                    recv, send = self.ctx.Pipe(duplex=False)
-                    proc = self.ctx.Process(target=_child, args=(send, fn, args, os.getpid()), daemon=True,
-                                            name=f"sweep-{key}")
-                    proc.start()
-                    send.close()
-                    self._running[key] = (proc, recv, fn)
-                waiting = [c for _, c, _ in self._running.values()] + [p.sentinel for p, _, _ in self._running.values()]
+                    self._running[key] = self._start(fn, args)
+                waiting = [c for _, c in self._running.values()] + [p.sentinel for p, _ in self._running.values()]
                 ready = multiprocessing.connection.wait(waiting)
-                for key, (proc, recv, _) in list(self._running.items()):
-                    if recv not in ready and proc.sentinel not in ready:
+                for key, (proc, conn) in list(self._running.items()):
+                    if conn not in ready and proc.sentinel not in ready:
                         continue
-                    result: tuple[str, Any]
-                    try:
-                        result = recv.recv() if recv.poll() else ("error", _exit_text(proc))
-                    except (EOFError, OSError):
-                        result = ("error", _exit_text(proc))
-                    proc.join()
-                    recv.close()
+                    result: tuple[str, Any] | None = None
+                    with contextlib.suppress(EOFError, OSError):
+                        if conn.poll():
+                            result = conn.recv()
                     del self._running[key]
+                    if result is not None and proc.is_alive():
+                        self._idle.append((proc, conn))
+                    else:
+                        conn.close()
+                        if result is None:
+                            result = ("error", _exit_text(proc))
                     more = on_result(key, result)
                     if more:
                         queue.extend(more)
@@ -604,14 +628,27 @@ class ProcessSlots:
             self.terminate()
             raise
 
-    def terminate(self) -> None:
-        """Stop every running worker."""
-        for proc, _, _ in self._running.values():
-            proc.terminate()
-        for proc, recv, _ in self._running.values():
+    def close(self) -> None:
+        """Let the idle workers exit."""
+        for _, conn in self._idle:
+            with contextlib.suppress(OSError):
+                conn.send(None)
+            conn.close()
+        for proc, _ in self._idle:
             proc.join(5)
-            recv.close()
+            if proc.is_alive():
+                proc.terminate()
+        self._idle.clear()
+
+    def terminate(self) -> None:
+        """Stop every worker, busy or idle."""
+        for proc, _ in [*self._running.values(), *self._idle]:
+            proc.terminate()
+        for proc, conn in [*self._running.values(), *self._idle]:
+            proc.join(5)
+            conn.close()
         self._running.clear()
+        self._idle.clear()
 
 
 def _exit_text(proc: Any) -> str:
@@ -689,7 +726,17 @@ def sweep(specs: Sequence[RunSpec], out: str | Path, *, backend: str = "local", 
     started = time.perf_counter()
     size = workers or pool_size()
     slots = ProcessSlots(size, start_method)
+    try:
+        return _sweep(specs, outp, slots, size, backend, concurrency, address, shared_dir, formula, per_app, score,
+                      progress, started)
+    finally:
+        slots.close()
 
+
+def _sweep(specs: Sequence[RunSpec], outp: Path, slots: ProcessSlots, size: int, backend: str, concurrency: int,
+           address: str | None, shared_dir: str | Path | None, formula: str, per_app: bool, score: bool,
+           progress: Progress, started: float) -> SweepResult:
+    """:func:`sweep`'s body, on its pool (closed by the caller)."""
     # Resume: bundles already sealed and verified are skipped (checked in the pool: verifying is CPU).
     results: dict[str, RunResult] = {}
     existing = [s for s in specs if bundle_path(outp, s.name).is_file()]
