@@ -504,6 +504,13 @@ def _fill_report(p: argparse.ArgumentParser) -> None:
     add_report_arguments(p, noop=noop_counterfactual, generated=generated_schedule_digest)
 
 
+def _fill_sweep(p: argparse.ArgumentParser) -> None:
+    from engine.run.sweep import add_sweep_arguments
+    from tui.cli import sweep_progress
+
+    add_sweep_arguments(p, progress=sweep_progress)
+
+
 def _fill_serve(p: argparse.ArgumentParser) -> None:
     from engine.serve.cli import add_serve_arguments
 
@@ -577,6 +584,8 @@ COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...]
     ("verify", "verify a bundle: sealed, complete, unchanged; --replay re-executes it", _fill_verify),
     ("keys", "make or show the Ed25519 key seals sign bundles with", _fill_keys),
     ("score", "score sealed bundles into a leaderboard", _fill_score),
+    ("sweep", "run a grid of apps x seeds x regimes x operators (process pool or Ray), resumable, then score "
+              "the bundles into a leaderboard", _fill_sweep),
     ("report", "write an HTML report with plots for one bundle", _fill_report),
     ("serve", "run a marathon for an external agent over MCP and an HTTP JSON API", _fill_serve),
     ("validate", "check the benchmark's ranking: noop, oracle, runbook and adversaries on the same schedules",

@@ -299,3 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     code: int = args.func(args)
     return code
+
+
+def sweep_progress() -> Any:
+    """The terminal progress bar of ``marathon sweep`` (:class:`tui.sweepbar.SweepBar`; rich is
+    imported only when a sweep runs in a terminal)."""
+    from tui.sweepbar import SweepBar
+
+    return SweepBar()
