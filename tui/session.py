@@ -176,7 +176,8 @@ def load_bundle(path: str | Path) -> LoadedBundle:
     from scoring.cli import ScoreError, bundle_app_model, bundle_counterfactual
 
     try:
-        counterfactual = bundle_counterfactual(bundle, path)
+        # this run's own (checked against run.start), and never one from a bundle that does not verify
+        counterfactual = bundle_counterfactual(bundle, path, meta) if report.ok else None
         app_model = bundle_app_model(bundle, path)
     except ScoreError:  # a damaged input: replayed with the installed model, scores provisional
         counterfactual = app_model = None
