@@ -189,7 +189,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a whole schedule headless and print what was injected and what the probes saw."""
-    from engine.run.sealinputs import counterfactual_first, write_counterfactual
+    from engine.run.sealinputs import counterfactual_first
     from engine.run.session import RunSession
     from engine.substrate import SubstrateError
     from faults.generator import generate
@@ -213,8 +213,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         session = RunSession(sched, seed=seed, operator=operator, run_dir=None if args.no_record else
                              args.run_dir or "auto", speed=speed, alert_source=alerts, rules=args.rules,
                              substrate=substrate)
-        if first is not None and session.run_dir is not None:
-            write_counterfactual(session.run_dir, first)
+        session.counterfactual = first
         run = session.run
         if args.metrics_port is not None:
             port = run.serve_metrics(args.metrics_port)

@@ -214,6 +214,61 @@ def test_resume_skips_sealed_bundles_and_redoes_broken_ones(pooled: tuple[Path, 
     assert (out / sw.LEADERBOARD_FILE).read_bytes() == (src / sw.LEADERBOARD_FILE).read_bytes()
 
 
+def test_resume_keeps_only_the_run_a_bundle_is(pooled: tuple[Path, sw.SweepResult], tmp_path: Path) -> None:
+    """A bundle copied in under another run's name (another operator, another seed), one of
+    another rule pack, or one ``verify --replay`` found diverged is redone, never skipped."""
+    from engine.bundle.format import verify
+    from engine.bundle.replaystatus import remember
+
+    src, _ = pooled
+    by = {(s.seed, s.agent): s for s in SPECS}
+    assert sw.sealed_ok(src / f"{by[1, 'runbook'].name}.marathon", by[1, "runbook"])
+    noop1 = src / f"{by[1, 'noop'].name}.marathon"
+    assert not sw.sealed_ok(noop1, by[1, "runbook"])  # another operator's bundle under this name
+    assert not sw.sealed_ok(src / f"{by[2, 'runbook'].name}.marathon", by[1, "runbook"])  # another seed
+    other_pack = sw.RunSpec(by[1, "noop"].name, APP, 1, "short-5", "noop", rules="extended")
+    assert not sw.sealed_ok(noop1, other_pack)
+    no_alerts = sw.RunSpec(by[1, "noop"].name, APP, 1, "short-5", "noop", alerts="none")
+    assert not sw.sealed_ok(noop1, no_alerts)
+    out = tmp_path / "resumed"
+    shutil.copytree(src, out)
+    shutil.copy(noop1, out / f"{by[1, 'runbook'].name}.marathon")
+    diverged = out / f"{by[2, 'noop'].name}.marathon"
+    from engine.bundle.replaystatus import status_dir
+
+    head = verify(diverged).head
+    remember(head, ok=False, first_difference="events.jsonl line 9", problems=["differs"])
+    try:  # the verdict is kept by head hash in the user's cache, where the pool's workers read it
+        result = sw.sweep(SPECS, out, workers=2, progress=sw._Quiet())
+    finally:
+        (status_dir() / f"{head}.json").unlink()
+    status = {r.name: r.status for r in result.results}
+    assert status[by[1, "runbook"].name] == "ok" and status[by[2, "noop"].name] == "ok"
+    assert status[by[1, "noop"].name] == status[by[2, "runbook"].name] == "skipped"
+    assert (out / f"{by[1, 'runbook'].name}.marathon").read_bytes() == \
+        (src / f"{by[1, 'runbook'].name}.marathon").read_bytes()
+
+
+def test_sweep_refuses_what_it_cannot_run(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at most 10000 seeds"):
+        sw.parse_seeds("1-100000000")
+    with pytest.raises(ValueError, match="at most 10000 seeds"):
+        sw.parse_seeds(["1-6000", "7000-12000"])
+    with pytest.raises(sw.SweepError, match="rules: Value error, rules 'nopack' does not load"):
+        grid = tmp_path / "g.yaml"
+        grid.write_text("apps: [online-boutique]\nagents: [noop]\nrules: nopack\n", encoding="utf-8")
+        sw.load_grid(grid)
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    with pytest.raises(sw.SweepError, match="cannot use it as the sweep's output directory"):
+        sw.sweep(SPECS[:1], afile, workers=1, progress=sw._Quiet())
+    with pytest.raises(sw.SweepError, match="cannot use it as the sweep's output directory"):
+        sw.sweep(SPECS[:1], afile / "sub", workers=1, progress=sw._Quiet())
+    for n in (0, -1):
+        with pytest.raises(sw.SweepError, match="--workers must be at least 1"):
+            sw.sweep(SPECS[:1], tmp_path / "out", workers=n, progress=sw._Quiet())
+
+
 def test_a_crashing_run_does_not_end_the_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One operator kills its worker process outright, one cannot be built; the third run seals,
     and both failures are in the leaderboard with why."""

@@ -86,6 +86,10 @@ class RunSession:
                                 alert_source=alert_source, subscribers=subscribers, rules=rules,
                                 substrate=substrate)
         self.run.tools.spend_time = spend_time
+        self.counterfactual: dict[str, Any] | None = None
+        """The no-op counterfactual computed before the run (:func:`engine.run.sealinputs.counterfactual_first`),
+        written into the run directory only as it is sealed: while the run goes it would be an
+        answer key on disk (its no-op probe and alert history follows the faults)."""
         self._stop = threading.Event()
         self._closed: SealOutcome | None = None
         self._close_lock = threading.Lock()
@@ -208,7 +212,7 @@ class RunSession:
 
     def _seal(self, detach: bool) -> SealOutcome:
         from engine.bundle.format import BundleError, NotARunError
-        from engine.run.sealinputs import seal_run
+        from engine.run.sealinputs import seal_run, write_counterfactual
 
         run = self.run
         error: str | None = None
@@ -227,6 +231,8 @@ class RunSession:
         if self.run_dir is None:
             return SealOutcome(None, complete, error)
         try:
+            if self.counterfactual is not None:
+                write_counterfactual(self.run_dir, self.counterfactual)
             bundle = seal_run(self.run_dir, recover=not complete)
         except (BundleError, NotARunError, OSError) as exc:
             return SealOutcome(None, complete, error or str(exc))

@@ -83,6 +83,11 @@ class SweepError(ValueError):
 # ----------------------------------------------------------------------------- the grid
 
 
+MAX_SEEDS = 10_000
+"""Most seeds one sweep takes (a range is expanded before anything runs: ``1-100000000`` would
+take gigabytes to list; 10,000 seeds of one app and operator is already ~ a CPU-month of marathons)."""
+
+
 def parse_seeds(value: str | int | Sequence[int | str]) -> list[int]:
     """Seeds from ``"1-3,7"``, ``5`` or ``[1, 2, "4-5"]``: a sorted list without repeats.
 
@@ -104,6 +109,8 @@ def parse_seeds(value: str | int | Sequence[int | str]) -> list[int]:
                                  "1-5") from None
             if a < 0 or b < a:
                 raise ValueError(f"invalid seed range {item!r}: seeds are non-negative and LO <= HI")
+            if b - a + 1 > MAX_SEEDS or len(out) + (b - a + 1) > MAX_SEEDS:
+                raise ValueError(f"too many seeds ({item!r}): a sweep takes at most {MAX_SEEDS} seeds")
             out.update(range(a, b + 1))
     if not out:
         raise ValueError("no seeds given")
@@ -164,6 +171,17 @@ class SweepGrid(BaseModel):
         for i, a in enumerate(v):
             if a not in OPERATORS:
                 raise ValueError(f"entry {i}: unknown agent {a!r}; choose from {', '.join(OPERATORS)}")
+        return v
+
+    @field_validator("rules")
+    @classmethod
+    def _rules(cls, v: str) -> str:
+        from alerts.rules import RuleFileError, load_pack
+
+        try:
+            load_pack(v)
+        except (RuleFileError, OSError) as exc:
+            raise ValueError(f"rules {v!r} does not load: {exc}") from None
         return v
 
     @field_validator("alerts")
@@ -323,17 +341,48 @@ def bundle_path(out: str | Path, name: str) -> Path:
     return Path(out) / f"{name}.marathon"
 
 
-def sealed_ok(path: Path) -> bool:
-    """Whether ``path`` is a bundle that verifies, sealed and complete (a resumable sweep skips its run)."""
-    from engine.bundle.format import BundleError, NotARunError, verify
+def sealed_ok(path: Path, spec: RunSpec | None = None) -> bool:
+    """Whether ``path`` is a bundle a resumed sweep may keep for ``spec``: it verifies, sealed and
+    complete; it is ``spec``'s run (``run.start``'s app, regime, seed and operator give
+    ``spec.name``; its rule pack is ``spec.rules``' and its alert source ``spec.alerts``), not
+    a bundle copied in under another run's name; and ``marathon verify --replay`` has not found
+    it diverged here. ``spec`` None: the first condition only.
+    """
+    from engine.bundle.format import BundleError, NotARunError, open_bundle, verify
+    from engine.bundle.replaystatus import replay_status
 
     if not path.is_file():
         return False
     try:
-        report = verify(path)
-    except (BundleError, NotARunError, OSError, ValueError):
+        report = verify(path, keep=spec is not None)
+        if not (report.ok and report.sealed and report.complete):
+            return False
+        if spec is None:
+            return True
+        if replay_status(report.head) == "diverged":
+            return False
+        meta = open_bundle(path, report=report).meta
+    except (BundleError, NotARunError, OSError, ValueError, KeyError):
         return False
-    return bool(report.ok and report.sealed and report.complete)
+    return _is_run_of(meta, spec)
+
+
+def _is_run_of(meta: dict[str, Any], spec: RunSpec) -> bool:
+    from alerts.rules import RuleFileError, pack_identity
+    from engine.run.orchestrator import run_name
+    from faults.schedule import Schedule
+
+    try:
+        seed = int(meta["seed"])
+        sched = Schedule.model_construct(app=str(meta["app"]), regime=str(meta["regime"]), seed=seed)
+        if run_name(sched, seed, str(meta["operator"])) != spec.name:
+            return False
+        pack = meta.get("rule_pack")
+        if spec.alerts == "none":
+            return pack is None
+        return isinstance(pack, dict) and pack.get("files") == pack_identity(spec.rules)["files"]
+    except (KeyError, TypeError, ValueError, RuleFileError):
+        return False
 
 
 def _clear(out: Path, name: str) -> None:
@@ -359,7 +408,7 @@ def run_one(spec: RunSpec, out: str | Path, cancelled: Callable[[], bool] | None
     started = time.perf_counter()
     try:
         from engine.operate.operators import make_operator
-        from engine.run.sealinputs import counterfactual_first, write_counterfactual
+        from engine.run.sealinputs import counterfactual_first
         from engine.run.session import RunSession
         from faults.generator import generate
 
@@ -371,8 +420,7 @@ def run_one(spec: RunSpec, out: str | Path, cancelled: Callable[[], bool] | None
         first = counterfactual_first(sched, spec.seed)  # as marathon run: before the run's simulator
         session = RunSession(sched, seed=spec.seed, operator=operator, run_dir=run_dir,
                              alert_source=None if spec.alerts == "none" else spec.alerts, rules=spec.rules)
-        if first is not None:
-            write_counterfactual(run_dir, first)
+        session.counterfactual = first
         try:
             finished = session.drive(cancelled or (lambda: False))
         finally:
@@ -723,10 +771,16 @@ def sweep(specs: Sequence[RunSpec], out: str | Path, *, backend: str = "local", 
         raise SweepError("--shared-dir is for --backend ray (local runs write into the output directory)")
     if concurrency < 1:
         raise SweepError("--concurrency must be at least 1")
+    if workers is not None and workers < 1:
+        raise SweepError("--workers must be at least 1")
     formula = formula or FORMULA_VERSION
     progress = progress or LineProgress()
     outp = Path(out)
-    outp.mkdir(parents=True, exist_ok=True)
+    try:
+        outp.mkdir(parents=True, exist_ok=True)
+        (outp / PARTIAL_DIR).mkdir(exist_ok=True)
+    except OSError as exc:
+        raise SweepError(f"{outp}: cannot use it as the sweep's output directory ({exc.strerror or exc})") from None
     started = time.perf_counter()
     size = workers or pool_size()
     slots = ProcessSlots(size, start_method)
@@ -751,7 +805,7 @@ def _sweep(specs: Sequence[RunSpec], outp: Path, slots: ProcessSlots, size: int,
             if res == ("ok", True):
                 results[key] = RunResult(key, "skipped", bundle=str(bundle_path(outp, key)))
 
-        slots.run([(s.name, sealed_ok, (bundle_path(outp, s.name),)) for s in existing], checked)
+        slots.run([(s.name, sealed_ok, (bundle_path(outp, s.name), s)) for s in existing], checked)
     todo = [s for s in specs if s.name not in results]
     progress.start(len(todo), len(results))
     try:
