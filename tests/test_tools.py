@@ -186,3 +186,18 @@ def test_invocations_get_cumulative_alerts_and_cost_run_time(tmp_path: Path) -> 
     counts = [n for _, n, _ in seen]
     assert counts == sorted(counts), "the alert history is cumulative"
     assert r.workspace.kv_get("invocations") == len(seen)
+
+
+@pytest.mark.parametrize("key", ["LOG=LEVEL", "LOG_LEVEL_é", "A\u00a0B"])
+def test_set_config_refuses_env_names_the_api_server_refuses(run: Orchestrator, key: str) -> None:
+    """A v1.36 API server refuses an env var name with ``=`` or anything but printable ASCII
+    (``IsRelaxedEnvVarName``); nothing is deployed and the refusal is recorded."""
+    inc = _incident(run)
+    deploys = sum(1 for e in run.stream.events if e.kind == "change.deploy")
+    res = run.tools.call("set_config", {"service": "frontend", "key": key, "value": "x", "incident": inc})
+    assert not res.ok
+    assert "a valid environment variable name must consist only of printable ASCII characters other than '='" \
+        in (res.error or "")
+    assert sum(1 for e in run.stream.events if e.kind == "change.deploy") == deploys
+    ok = run.tools.call("set_config", {"service": "frontend", "key": "my.env-name 2", "value": "x", "incident": inc})
+    assert ok.ok, ok.error

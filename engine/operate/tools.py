@@ -85,6 +85,11 @@ CATEGORIES = ("code-bug", "configuration", "runtime", "infrastructure")
 MAX_QUERY_TIME_S = 10_000_000.0
 """``query_metrics`` times are run times within about 115 days of the start (a run is hours)."""
 
+ENV_VAR_NAME = re.compile(r"[ -<>-~]+")
+"""What a Kubernetes 1.34+ API server accepts as an env var name: printable ASCII other than
+``=`` (``validation.IsRelaxedEnvVarName``, ``k8s.io/apimachinery/pkg/util/validation``; the
+simulated cluster answers as v1.36)."""
+
 
 class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -980,6 +985,10 @@ class ToolBox:
                                  f"{', '.join(spec.get('variants', {}))}")
             rec = _set_flag(sim, "flagd", flag_file, a.key, a.value, f"flags: {a.key}={a.value}", self.operator)
         else:
+            if not ENV_VAR_NAME.fullmatch(a.key):
+                raise ValueError(f'The Deployment "{a.service}" is invalid: spec.template.spec.containers[0].env.name: '
+                                 f"Invalid value: {json.dumps(a.key)}: a valid environment variable name must consist "
+                                 "only of printable ASCII characters other than '='")
             rec = sim.deploy_change(a.service, env={a.key: a.value},
                                     summary=f"config: {'unset ' + a.key if a.value is None else a.key + '=' + a.value}",
                                     author=self.operator)
