@@ -267,6 +267,11 @@ async def test_a_long_log_is_paged_through_a_second_recorded_call(tmp_path: Path
         await pilot.press("greater_than_sign")
         await settle(pilot, app)
         assert len(tool_calls(session)) == n
+        # < fetches the previous page, again as a new recorded call
+        await pilot.press("less_than_sign")
+        await settle(pilot, app)
+        assert tool_calls(session)[-1]["args"]["page"] == pages - 1 and len(tool_calls(session)) == n + 1
+        assert f"page {pages - 1} of {pages}" in (out._subtitle or "")
 
 
 # ---------------------------------------------------------------------------- keys

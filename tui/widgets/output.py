@@ -22,9 +22,9 @@ lists them, keymaps remap them):
 * ``[``/``]`` (or ``alt+left``/``alt+right``) the previous/next entry ("call 4/9 ·
   query_logs"); a new call always shows the newest (at its end for :data:`SHOW_END`, else
   at its top);
-* ``>`` the next page of a paged answer (``query_logs``, ``code_search``: an answer over
+* ``>`` (``<``) the next (previous) page of a paged answer (``query_logs``, ``code_search``: an answer over
   :data:`engine.operate.tools.MAX_OUTPUT_CHARS` characters is cut into pages, for every
-  operator alike): the same call with ``page`` + 1, made through the screen's ``run_tool``
+  operator alike): the same call with ``page`` + 1 (- 1), made through the screen's ``run_tool``
   (so :meth:`engine.run.session.RunSession.call_tool`: costed and recorded like any call).
 
 The pane keeps the last :data:`MAX_ENTRIES` entries; older ones are dropped (the bundle keeps
@@ -208,8 +208,10 @@ class OutputPane(Pane):
         Binding("N", "match(-1)", "Previous match", id="output-previous-match"),
         Binding("left_square_bracket,alt+left", "history(-1)", "Previous output", id="output-back"),
         Binding("right_square_bracket,alt+right", "history(1)", "Next output", show=False, id="output-forward"),
-        Binding("greater_than_sign", "next_page", "Next page", id="output-next-page",
+        Binding("greater_than_sign", "turn_page(1)", "Next page", id="output-next-page",
                 tooltip="the same call with page + 1: a new read call, costed and recorded"),
+        Binding("less_than_sign", "turn_page(-1)", "Previous page", show=False, id="output-previous-page",
+                tooltip="the same call with page - 1: a new call ([ shows the earlier outputs for free)"),
     ]
 
     def __init__(self, number: int, **kwargs: Any) -> None:
@@ -362,13 +364,14 @@ class OutputPane(Pane):
     # ------------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``n``/``N`` only while searching and ``>`` only on a paged answer with pages left (else
-        those keys do what they do on the screen: ``n`` notes, ``N`` workspace_write)."""
+        """``n``/``N`` only while searching and ``>``/``<`` only on a paged answer with a page that
+        way (else those keys do what they do on the screen: ``n`` notes, ``N`` workspace_write;
+        ``?`` lists what is live)."""
         if action == "match" and not self.needle:
             return False
-        if action == "next_page":
+        if action == "turn_page":
             page = self.entry.page if self.entry is not None else None
-            return not (page is None or page[0] >= page[1])
+            return page is not None and 1 <= page[0] + int(str(parameters[0])) <= page[1]
         if action == "history":
             return None if not self.entries else True
         return True
@@ -449,14 +452,15 @@ class OutputPane(Pane):
         self.index = index
         self._show_entry(first_match=True)
 
-    def action_next_page(self) -> None:
-        """Fetch the next page of the shown (paged) answer: the same call with ``page`` + 1."""
+    def action_turn_page(self, step: int) -> None:
+        """Fetch the next (``step`` 1) or previous (-1) page of the shown (paged) answer: the same
+        call with ``page`` + ``step``, through the screen's ``run_tool``."""
         e = self.entry
         page = e.page if e is not None else None
-        if e is None or page is None or page[0] >= page[1]:
+        if e is None or page is None or not 1 <= page[0] + step <= page[1]:
             return
         run_tool = getattr(self.screen, "run_tool", None)
         if not callable(run_tool):
             self.notify("no tool calls on this screen", severity="warning")
             return
-        run_tool(e.tool, {**e.args, "page": page[0] + 1})
+        run_tool(e.tool, {**e.args, "page": page[0] + step})
