@@ -30,6 +30,13 @@ content type, body; bounded by :func:`engine.operate.toolargs.bound_request`). R
 replayable: calling again with the recorded ``tool``, ``args``, ``tokens`` and ``request`` on
 the same state records the same ``tool.call``.
 
+Answers are cut at :data:`MAX_OUTPUT_CHARS` characters (``... [N more characters truncated]``),
+except those of ``query_logs`` and ``code_search``, which are paged: a ``page`` argument reads
+the next slice of the same answer, each page a normal call (costed and recorded like any other),
+and every page but the last ends saying which page to ask for next (:func:`page_of`). An
+omitted ``page`` is not recorded, so the calls of an operator that never pages record as they
+did before paging existed.
+
 Every result carries the run time it was answered at (:attr:`ToolResult.t`); ``get_time``
 reads the clock: run time, cadence, invocation number, time to the next invocation.
 
@@ -80,7 +87,10 @@ from engine.substrate import Substrate, SubstrateError
 Tier = Literal["read", "report", "act", "workspace"]
 COST_S: dict[str, float] = {"read": 5.0, "report": 3.0, "act": 10.0, "workspace": 1.0}
 MAX_OUTPUT_CHARS = 12_000
-"""Tool outputs are truncated to this many characters (a screenful of context for an LLM)."""
+"""Tool outputs are truncated to this many characters (a screenful of context for an LLM); the
+answers of :data:`PAGED_TOOLS` are cut into pages of this many characters instead (:func:`page_of`)."""
+MAX_PAGE = 10_000
+"""The highest ``page`` a paged tool takes (a 1 MB answer is 84 pages)."""
 CATEGORIES = ("code-bug", "configuration", "runtime", "infrastructure")
 MAX_QUERY_TIME_S = 10_000_000.0
 """``query_metrics`` times are run times within about 115 days of the start (a run is hours)."""
@@ -93,6 +103,11 @@ simulated cluster answers as v1.36)."""
 
 class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+PAGE_DESCRIPTION = ("the page of a long answer to read: an answer over 12,000 characters is cut into pages of "
+                    "12,000 characters, and each page ends saying which page it is, of how many, and the page to "
+                    "ask for next (default: the first page)")
 
 
 class GetAlertsArgs(ToolArgs):
@@ -141,6 +156,8 @@ class QueryLogsArgs(ToolArgs):
     previous: bool = Field(False, description="the previous (crashed) container's logs")
     since_s: float | None = Field(None, gt=0, le=86400, description="only lines of the last N seconds "
                                                                      "(kubectl logs --since)")
+    page: int | None = Field(None, ge=1, le=MAX_PAGE, exclude_if=lambda v: v is None,
+                             description=PAGE_DESCRIPTION)
 
 
 class QueryMetricsArgs(ToolArgs):
@@ -170,6 +187,8 @@ class CodeSearchArgs(ToolArgs):
                                            "backreferences or lookaround)")
     context: int = Field(2, ge=0, le=10, description="lines of context around each match")
     max_matches: int = Field(40, ge=1, le=200)
+    page: int | None = Field(None, ge=1, le=MAX_PAGE, exclude_if=lambda v: v is None,
+                             description=PAGE_DESCRIPTION)
 
 
 class DeployHistoryArgs(ToolArgs):
@@ -415,6 +434,49 @@ def _clip(text: str) -> str:
     return text[:MAX_OUTPUT_CHARS] + f"\n... [{len(text) - MAX_OUTPUT_CHARS} more characters truncated]"
 
 
+PAGED_TOOLS = ("query_logs", "code_search")
+"""Tools whose long answers are paged (a ``page`` argument) instead of truncated."""
+
+
+def page_of(text: str, page: int | None) -> tuple[str, dict[str, int]]:
+    """Page ``page`` (1-based; None: the first) of a paged tool's whole answer ``text``.
+
+    Pages are consecutive slices of :data:`MAX_OUTPUT_CHARS` characters (a page may start or end
+    inside a line), so the pages of one answer joined give it back whole. A page of a longer
+    answer ends with a line ``... [...]`` saying which page it is, of how many, and which
+    ``page`` to ask for next; the first page's line begins as the truncation line of an unpaged
+    tool (``... [N more characters truncated``), and an answer that fits is returned unchanged.
+    Each page is a separate call: costed, recorded, and answered from the system as it is then,
+    so log lines written between two calls shift the later pages (no snapshot is kept between
+    calls, as ``kubectl logs`` keeps none; the simulator does not model the API's consistent
+    list snapshots either).
+
+    Returns:
+        (the page's text, ``{"page": k, "pages": n, "chars": len(text)}``; empty when ``page``
+        is None and the answer fits on one page).
+
+    Raises:
+        ValueError: ``page`` past the last page (the message gives the number of pages).
+    """
+    size = MAX_OUTPUT_CHARS
+    pages = max(1, -(-len(text) // size))
+    if page is not None and page > pages:
+        raise ValueError(f"page {page} is past the end: this answer has {pages} page{'s' if pages > 1 else ''} "
+                         f"({len(text)} characters, {size} a page); the last is page={pages}")
+    k = page or 1
+    if pages == 1:
+        return text, ({} if page is None else {"page": 1, "pages": 1, "chars": len(text)})
+    lo, hi = (k - 1) * size, min(len(text), k * size)
+    where = f"page {k} of {pages}, characters {lo + 1}-{hi} of {len(text)}"
+    if k == 1:
+        note = f"{len(text) - hi} more characters truncated: {where}; next: the same call with page=2"
+    elif k < pages:
+        note = f"{where}; {len(text) - hi} more characters; next: the same call with page={k + 1}"
+    else:
+        note = f"{where}: the last page"
+    return text[lo:hi] + f"\n... [{note}]", {"page": k, "pages": pages, "chars": len(text)}
+
+
 def _table(rows: list[list[str]]) -> str:
     if not rows:
         return ""
@@ -603,13 +665,18 @@ class ToolBox:
                              request)
                 self._spend(spec)
                 return result
+        paged = False
         try:
             result = self._handlers[tool](parsed)
+            if result.ok and tool in PAGED_TOOLS:
+                result.output, info = page_of(result.output, getattr(parsed, "page", None))
+                result.data.update(info)
+                paged = True
         except (SubstrateError, WorkspaceError, KeyError, ValueError) as exc:
             result = ToolResult(False, error=str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
         except Exception as exc:  # a defect in a tool must not take the run down; the operator sees it
             result = ToolResult(False, error=f"internal error in {tool}: {type(exc).__name__}: {exc}")
-        result.output = _clip(result.output)
+        result.output = result.output if paged else _clip(result.output)
         result.error = _clip(result.error) if result.error is not None else None
         result.t = now
         reason = decision.reason if decision else "read-only" if spec.tier != "report" else "report"
