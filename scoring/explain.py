@@ -35,7 +35,7 @@ from typing import Any
 from engine.bundle.events import Event
 from scoring.attribution import GRACE_S, FaultWindow, callers_of, workload_of
 from scoring.counterfactual import Counterfactual
-from scoring.gates import GATES, SOAK_S
+from scoring.gates import GATES, MIN_SOAK_S, SOAK_S, soak_end
 from scoring.score import (
     FORMULA_VERSION,
     PURITY,
@@ -297,14 +297,21 @@ class _Context:
             for a in inc.alerts:
                 self.incidents_of.setdefault(a, []).append(inc.incident)
         self.workloads = {aid: workload_of(a.labels, self.names) for aid, a in self.run.alerts.items()}
+        self.down: dict[str, list[str]] = {}
+        for a, b in self.edges:
+            self.down.setdefault(a, []).append(b)
+        self.paths: dict[tuple[str, str], list[str]] = {}
 
     # ------------------------------------------------------------------ alerts
 
     def _path(self, src: str, target: str) -> list[str]:
-        """A shortest call path ``src -> ... -> target`` along the call graph's edges."""
-        down: dict[str, list[str]] = {}
-        for a, b in self.edges:
-            down.setdefault(a, []).append(b)
+        """A shortest call path ``src -> ... -> target`` along the call graph's edges (memoised)."""
+        if (src, target) not in self.paths:
+            self.paths[src, target] = self._bfs(src, target)
+        return self.paths[src, target]
+
+    def _bfs(self, src: str, target: str) -> list[str]:
+        down = self.down
         prev: dict[str, str] = {}
         queue = deque([src])
         seen = {src}
@@ -430,7 +437,9 @@ class _Context:
         elif not below:
             tail = "no RCA on it names this fault's target"
         else:
-            tail = ""
+            named = [r for r in inc.rcas if r[1] == f.window.target and r[0] <= _end(f, self.run)]
+            tail = (f"its RCA at {fmt_t(named[-1][0])} names {f.window.target}, this fault's target, but an RCA "
+                    f"decides only among faults at least {pct} of its alerts support") if named else ""
         ranking = self._ranking(note, other, fid)
         return (f"judged to be about {self._fault_label(other)} by its alerts: {purity}"
                 + (f"; {tail}" if tail else "") + (f"; {ranking}" if not below else f"; {counts}"))
@@ -549,6 +558,8 @@ class _Context:
                      noop: tuple[int, int] | None) -> str:
         cf = self.j.counterfactual
         if verdict is False:
+            if gate == "soak":
+                return self._soak_failure(f, at)
             if gate == "restart" and not any(abs(k - at.streak_start) < 1e-6 for k in f.checks):
                 return "no restart check recorded for this recovery (repair.check)"
             if gate == "restart":
@@ -578,6 +589,19 @@ class _Context:
             "data": "no store lost its data more often than in the no-op run",
             "restart": "the probe still passed after a restart of the target's pods (repair.check)",
         }[gate]
+
+    def _soak_failure(self, f: _Fault, at: _Attempt) -> str:
+        """Why a recovery's soak did not hold: the revert came too soon, the probe failed again, or
+        the events stop before its end."""
+        window = soak_end(at.t_pass, f.window.t_revert)
+        if window is None:
+            return (f"the revert at {fmt_t(f.window.t_revert)} came less than {fmt_t(MIN_SOAK_S)} after the "
+                    "recovery: no soak possible")
+        end = window[0]
+        again = next((t for t, ok in f.probes if at.t_pass <= t <= end + 1e-9 and not ok), None)
+        if again is not None:
+            return f"the probe failed again at {fmt_t(again)}, before the soak's end at {fmt_t(end)}"
+        return f"the soak to {fmt_t(end)} was not observed to its end (the events stop at {fmt_t(self.run.end_t)})"
 
     def recoveries(self, fid: str, f: _Fault, fs: FaultScore) -> list[RecoveryEvidence]:
         t_loc = f.window.t_inject + fs.localize_after if fs.localized and fs.localize_after is not None else None
@@ -626,13 +650,17 @@ def _n(k: int, word: str) -> str:
 
 def _repair_note(fs: FaultScore, acts: Sequence[ActEvidence], recoveries: Sequence[RecoveryEvidence]) -> str:
     if fs.repaired:
-        return (f"repaired: recovery at {fmt_t(fs.t_inject + (fs.repair_after or 0.0))}, credited at "
-                f"{fmt_t(fs.credit_t)}")
+        return (f"credited: recovery at {fmt_t(fs.t_inject + (fs.repair_after or 0.0))}, soak held to "
+                f"{fmt_t(fs.credit_t)}, every gate passed")
     if not acts:
         return "no act on the fault's services while it was live"
     if not recoveries:
         return "the probe did not recover after an act on the fault"
-    return f"repair denied: {fs.repair_denied}" if fs.repair_denied else "repair not credited"
+    denied = []
+    for rec in recoveries:
+        failed = [f"{g.gate} ({g.reason})" for g in rec.gates if g.verdict is False]
+        denied.append(f"recovery at {fmt_t(rec.t_pass)}: " + ("; ".join(failed) or "not credited"))
+    return "denied: " + " | ".join(denied)
 
 
 def _headline(fs: FaultScore, t: FaultTrail) -> list[str]:
@@ -652,7 +680,7 @@ def _headline(fs: FaultScore, t: FaultTrail) -> list[str]:
             out.append("not correlated: no alert supports it")
     if fs.correlated:
         out.append(("localized: " if fs.localized else "not localized: ") + t.rca_note)
-    out.append(t.repair_note)
+    out.append(("repaired: " if fs.repaired else "not repaired: ") + t.repair_note)
     return out
 
 

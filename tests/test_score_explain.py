@@ -85,6 +85,8 @@ def test_an_incident_taken_by_an_overlapping_fault_is_named_with_the_reason() ->
     assert inc.role == "other fault" and inc.about == "f2"
     assert (inc.supporting, inc.alerts, inc.support["f2"]) == (2, 5, 4)
     assert "below the 50% purity" in inc.reason and "2 of 5 support this fault" in inc.reason
+    assert "4 support f2" in inc.reason
+    assert "its RCA at 2:30 names paymentservice, this fault's target, but an RCA decides only among" in inc.reason
     text = "\n".join(trail_lines(t))
     assert "INC-0001" in text and "f2" in text and "not correlated" in text
     assert "judged to be about f2 (on currencyservice)" in t.headline[1]

@@ -183,7 +183,7 @@ class FaultTrailScreen(Screen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Back", id="trail-close"),
+        Binding("escape", "close", "Back", id="trail-close"),
         Binding("left_square_bracket,p", "step(-1)", "Previous fault", id="trail-previous"),
         Binding("right_square_bracket,n", "step(1)", "Next fault", id="trail-next"),
     ]
@@ -217,8 +217,8 @@ class FaultTrailScreen(Screen[None]):
         t = self.trails[self.fault]
         n = self.order.index(self.fault) + 1 if self.fault in self.order else 0
         self.query_one("#trail-title", Label).update(Text.assemble(
-            ("Evidence trail · ", "bold"), (f"{self.fault} ({n} of {len(self.order)}) · ", ""),
-            ("what the scorer used for this fault", "dim")))
+            ("Evidence trail · ", "bold"), (f"{self.fault} ({n} of {len(self.order)})", ""),
+            (" · what the scorer used for this fault" if (self.app.size.width or 0) >= 110 else "", "dim")))
         self.query_one("#trail-body", Static).update(trail_text(t))
         self.query_one("#trail-scroll", VerticalScroll).scroll_home(animate=False)
 
