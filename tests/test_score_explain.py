@@ -187,11 +187,16 @@ async def test_the_scorecard_opens_a_faults_trail_after_the_reveal_only() -> Non
     async with app.run_test(size=(120, 36)) as pilot:
         card = app.screen
         assert isinstance(card, ScorecardScreen) and not card.revealed
+        assert card.active_bindings["enter"].binding.id == "scorecard-reveal"
+        assert "w" not in card.active_bindings
         await pilot.press("w")  # nothing of the trail before the reveal
         await pilot.pause()
         assert app.screen is card and not calls
         await pilot.press("enter")
         assert card.revealed and app.screen is card and not calls
+        # the `?` list (and keymaps) know the trail key by its id
+        assert card.active_bindings["enter"].binding.id == "scorecard-trail"
+        assert card.active_bindings["w"].binding.id == "scorecard-trail"
         table = card.query_one("#scorecard-faults", KeyedTable)
         assert table.cursor_key() == "f1"
         await pilot.press("enter")
@@ -200,6 +205,8 @@ async def test_the_scorecard_opens_a_faults_trail_after_the_reveal_only() -> Non
         assert isinstance(trail, FaultTrailScreen) and trail.fault == "f1" and calls == [1]
         body = str(trail.query_one("#trail-body").render())
         assert "INC-0001" in body and "judged to be about f2" in body and "below the 50% purity" in body
+        assert {b.binding.id for b in trail.active_bindings.values()} >= {"trail-close", "trail-previous",
+                                                                            "trail-next"}
         await pilot.press("right_square_bracket")
         assert trail.fault == "f2"
         await pilot.press("escape")

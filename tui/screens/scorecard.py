@@ -42,6 +42,8 @@ class ScorecardScreen(Screen[None]):
         staged: show the numbers first and reveal the ground truth on ``enter``.
         on_reveal: called when the ground truth is revealed.
         note: a line under the title (e.g. where the bundle was sealed).
+        trails: fault id -> evidence trail of the same scoring pass, or a function building them
+            (``ScoreResult.trails``); None: ``enter`` on a fault says there is none.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
