@@ -67,7 +67,9 @@ def add_score_arguments(p: argparse.ArgumentParser, *, noop: NoopProvider | None
     """
     p.add_argument("bundles", nargs="+", help="sealed bundles (.marathon) or sealed run directories")
     p.add_argument("--json", action="store_true", help="canonical JSON (byte-identical for the same inputs)")
-    p.add_argument("--faults", action="store_true", help="also print per-fault detail of every run")
+    p.add_argument("--faults", action="store_true",
+                   help="also print per-fault detail of every run and each fault's evidence trail (alerts, "
+                   "incidents, RCA, acts, probe samples, gates, counterfactual)")
     p.add_argument("--formula", choices=FORMULAS, default=FORMULA_VERSION,
                    help=f"which Marathon-Score ranks the runs (default {FORMULA_VERSION}; marathon-score/1 is the "
                         "paper-comparable form without the precision and false-declaration terms)")
@@ -105,7 +107,21 @@ class ScoreError(Exception):
 def load_score(path: str, *, allow_unverified: bool = False, degradation: bool = True,
                formula: str = FORMULA_VERSION, noop: NoopProvider | None = None,
                generated: GeneratedSchedule | None = None) -> tuple[RunScore, list]:  # type: ignore[type-arg]
-    """Verify and score one bundle.
+    """Verify and score one bundle (args and errors as :func:`load_explained`).
+
+    Returns:
+        The score and the bundle's events.
+    """
+    score, events, _ = load_explained(path, allow_unverified=allow_unverified, degradation=degradation,
+                                      formula=formula, noop=noop, generated=generated, explain=False)
+    return score, events
+
+
+def load_explained(path: str, *, allow_unverified: bool = False, degradation: bool = True,
+                   formula: str = FORMULA_VERSION, noop: NoopProvider | None = None,
+                   generated: GeneratedSchedule | None = None,
+                   explain: bool = True) -> tuple[RunScore, list, dict[str, Any] | None]:  # type: ignore[type-arg]
+    """Verify and score one bundle, with every fault's evidence trail (:mod:`scoring.explain`).
 
     Args:
         path: a bundle file or a sealed (or, with ``allow_unverified``, unsealed) run directory.
@@ -118,6 +134,10 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
             bundle is scored provisionally, with a message.
         generated: the digest of the schedule the engine generates (:data:`GeneratedSchedule`),
             to tell a seeded run from a custom-schedule one; None: generated here.
+        explain: also build the trails (the same scoring pass; False: None in their place).
+
+    Returns:
+        The score, the bundle's events, and fault id -> :class:`scoring.explain.FaultTrail`.
 
     Raises:
         ScoreError: not a bundle, not intact (without ``allow_unverified``), not a run, or a
@@ -166,9 +186,17 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
             counterfactual = bundle_counterfactual(bundle, path, meta)
         if counterfactual is None:  # a bundle sealed before it carried one: re-simulate on this engine
             counterfactual = _resimulated(noop, meta, bundle, path)
+    trails: dict[str, Any] | None = None
     try:
-        score = score_events(events, app=model, counterfactual=counterfactual, integrity=integrity,
-                             formula=formula)
+        if explain:
+            from scoring.explain import explain_events
+
+            explained = explain_events(events, app=model, counterfactual=counterfactual, integrity=integrity,
+                                       formula=formula)
+            score, trails = explained.score, dict(explained.trails)
+        else:
+            score = score_events(events, app=model, counterfactual=counterfactual, integrity=integrity,
+                                 formula=formula)
     except (ValueError, KeyError) as exc:
         raise ScoreError(f"{path}: {exc}") from None
     score.replayed = replay_status(report.head)
@@ -176,7 +204,7 @@ def load_score(path: str, *, allow_unverified: bool = False, degradation: bool =
 
     model_text = bundle.read_text(APP_FILE) if model is not None else None
     score.custom_schedule = not _generated_schedule(meta, model, model_text=model_text, generated=generated)
-    return score, events
+    return score, events, trails
 
 
 def _resimulated(noop: NoopProvider | None, meta: dict[str, Any], bundle: Any, path: str) -> Counterfactual | None:
@@ -289,16 +317,18 @@ def bundle_counterfactual(bundle: Any, path: str | Path, meta: dict[str, Any] | 
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from scoring.leaderboard import format_faults, format_table, leaderboard, to_json
+    from scoring.leaderboard import format_faults, format_table, format_trails, leaderboard, to_json
 
     scores = []
+    trails: dict[int, dict[str, Any]] = {}
     seen: dict[tuple[str, int], str] = {}
     for path in args.bundles:
         try:
-            score, events = load_score(path, allow_unverified=args.allow_unverified,
-                                       degradation=not args.no_degradation, formula=args.formula,
-                                       noop=getattr(args, "noop_provider", None),
-                                       generated=getattr(args, "generated_schedule", None))
+            score, events, trail = load_explained(path, allow_unverified=args.allow_unverified,
+                                                  degradation=not args.no_degradation, formula=args.formula,
+                                                  noop=getattr(args, "noop_provider", None),
+                                                  generated=getattr(args, "generated_schedule", None),
+                                                  explain=bool(args.faults) and not args.json)
         except ScoreError as exc:
             print(f"marathon: {exc}", file=sys.stderr)
             return 2
@@ -309,6 +339,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             continue
         seen[identity] = path
         scores.append(score)
+        if trail is not None:
+            trails[id(score)] = trail
     ranked = [s for s in scores if (args.include_incomplete or not s.integrity.startswith(INCOMPLETE))
               and s.replayed != "diverged"]
     left_out = [s for s in scores if s not in ranked]
@@ -340,6 +372,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(f"\n{s.run_id} ({s.operator}): score {s.score:.1f}"
                   + ("" if s.integrity == "sealed" else f"  [{s.integrity}]"))
             print(format_faults(s))
+            if id(s) in trails:
+                print(format_trails(trails[id(s)].values()))
     return 0
 
 
@@ -347,9 +381,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from scoring.report import write_report
 
     try:
-        score, events = load_score(args.bundle, allow_unverified=args.allow_unverified,
-                                   noop=getattr(args, "noop_provider", None),
-                                   generated=getattr(args, "generated_schedule", None))
+        score, events, trails = load_explained(args.bundle, allow_unverified=args.allow_unverified,
+                                               noop=getattr(args, "noop_provider", None),
+                                               generated=getattr(args, "generated_schedule", None))
     except ScoreError as exc:
         print(f"marathon: {exc}", file=sys.stderr)
         return 2
@@ -358,7 +392,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"marathon: {out}: exists and is not a directory (-o names the directory to write index.html "
               "and the plots into)", file=sys.stderr)
         return 2
-    path = write_report(score, events, out)
+    path = write_report(score, events, out, trails)
     print(f"wrote {path}")
     return 0
 

@@ -16,13 +16,16 @@ scoring the same bundles twice gives byte-identical output.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scoring.score import FORMULA_VERSION, RunScore
+
+if TYPE_CHECKING:
+    from scoring.explain import FaultTrail
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261201
@@ -203,6 +206,14 @@ def format_faults(score: RunScore) -> str:
                  f"{score.declarations} ({score.false_declarations} false); acts: {score.actions} "
                  f"({score.risky_actions} on no faulty service)")
     return "\n".join(lines)
+
+
+def format_trails(trails: Iterable[FaultTrail]) -> str:
+    """Every fault's evidence trail (:func:`scoring.explain.trail_lines`), one block per fault."""
+    from scoring.explain import trail_lines
+
+    blocks = ["\n".join("  " + line for line in trail_lines(t)) for t in trails]
+    return "\nevidence trail, per fault:\n" + "\n\n".join(blocks) if blocks else ""
 
 
 def to_json(scores: Sequence[RunScore], rows: Sequence[Row], formula: str = FORMULA_VERSION) -> str:

@@ -8,6 +8,8 @@ Four figures (matplotlib, embedded as PNG data URIs so the HTML is one file):
   within t minutes of injection (fig. 5);
 * one outcome per fault (fig. 9);
 * executed actions by what they touched: a target with a live fault, or not (fig. 8).
+
+After the per-fault table, each fault's evidence trail (:mod:`scoring.explain`) when given.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import base64
 import html
 import io
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.bundle.events import Event
 from scoring.leaderboard import format_faults
 from scoring.score import OUTCOMES, RunScore
+
+if TYPE_CHECKING:
+    from scoring.explain import FaultTrail
 
 CATEGORY_COLOURS = {"code-bug": "#d62728", "configuration": "#ff7f0e", "runtime": "#1f77b4",
                     "infrastructure": "#9467bd"}
@@ -137,9 +143,25 @@ def actions_figure(score: RunScore) -> object:
     return fig
 
 
-def write_report(score: RunScore, events: Sequence[Event], out_dir: str | Path) -> Path:
+def _trails_html(trails: Mapping[str, FaultTrail] | None) -> str:
+    if not trails:
+        return ""
+    from scoring.explain import trail_lines
+
+    blocks = []
+    for t in trails.values():
+        lines = trail_lines(t)
+        blocks.append(f"<details><summary>{html.escape(lines[0])}</summary>\n"
+                      f"<pre>{html.escape(chr(10).join(lines[1:]))}</pre></details>")
+    return "<h2>Evidence trail, per fault</h2>\n" + "\n".join(blocks)
+
+
+def write_report(score: RunScore, events: Sequence[Event], out_dir: str | Path,
+                 trails: Mapping[str, FaultTrail] | None = None) -> Path:
     """Write ``index.html`` (self-contained: figures embedded) into ``out_dir``, and each
-    figure as a PNG beside it; returns the HTML's path."""
+    figure as a PNG beside it; returns the HTML's path. With ``trails`` (fault id ->
+    :class:`scoring.explain.FaultTrail` of the same scoring pass) each fault's evidence trail
+    follows the per-fault table, one collapsible block per fault."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     raw = [("Run timeline", "timeline.png", _png_bytes(timeline_figure(score, events))),
@@ -176,6 +198,7 @@ th{{text-align:left;padding-right:1.5em}}img{{max-width:100%}}pre{{background:#f
 {images}
 <h2>Faults</h2>
 <pre>{html.escape(format_faults(score))}</pre>
+{_trails_html(trails)}
 </body></html>
 """
     path = out / "index.html"

@@ -273,6 +273,45 @@ class _Run:
     end_t: float
     risky_acts: list[float] = field(default_factory=list)
     """Run times of executed acts whose target set held no service of a live fault."""
+    assignments: dict[str, _Assignment] = field(default_factory=dict)
+    """Incident id -> what :func:`assign_incidents` made of it (read by :mod:`scoring.explain`)."""
+    attempts: dict[str, list[_Attempt]] = field(default_factory=dict)
+    """Fault id -> the recoveries :func:`_repair_stage` judged (read by :mod:`scoring.explain`)."""
+
+
+@dataclass
+class _Assignment:
+    """How :func:`assign_incidents` decided what one incident is about.
+
+    Attributes:
+        alerts: how many of its alerts the run recorded (the purity rule's denominator).
+        support, direct, causal: fault id -> how many of them support it (faults live when it
+            was reported), directly, and became active after its injection.
+        eligible: the faults at least :data:`PURITY` of its alerts support.
+        chosen: the fault it is about (None: none).
+        rca: the root-cause report ``(t, service)`` that decided it (None: its alerts did).
+    """
+
+    alerts: int
+    support: dict[str, int]
+    direct: dict[str, int]
+    causal: dict[str, int]
+    eligible: frozenset[str]
+    chosen: str | None
+    rca: tuple[float, str] | None = None
+
+
+@dataclass
+class _Attempt:
+    """One recovery :func:`_repair_stage` judged: the streak's first passing sample, the sample
+    taken as its start, every gate there, the qualifying acts, and the credit time if credited."""
+
+    streak_start: float
+    t_pass: float
+    gates: dict[str, bool | None]
+    acts: list[_Act]
+    credited: bool
+    t_credit: float | None = None
 
 
 def _read(events: Sequence[Event], model: Any) -> _Run:
@@ -350,6 +389,7 @@ def assign_incidents(run: _Run) -> dict[str, IncidentRecord]:
     for inc in run.incidents:
         refs = [run.alerts[a] for a in inc.alerts if a in run.alerts]
         if not refs:
+            run.assignments[inc.incident] = _Assignment(0, {}, {}, {}, frozenset(), None)
             continue
         support: dict[str, int] = {}
         direct: dict[str, int] = {}
@@ -361,6 +401,8 @@ def assign_incidents(run: _Run) -> dict[str, IncidentRecord]:
                     direct[fid] = direct.get(fid, 0) + (how == "direct")
                     causal[fid] = causal.get(fid, 0) + (a.active_at >= run.faults[fid].window.t_inject)
         eligible = {fid for fid, n in support.items() if n >= PURITY * len(refs)}
+        note = _Assignment(len(refs), support, direct, causal, frozenset(eligible), None)
+        run.assignments[inc.incident] = note
         if not eligible:
             continue
         chosen = None
@@ -369,11 +411,13 @@ def assign_incidents(run: _Run) -> dict[str, IncidentRecord]:
                      and t <= _end(run.faults[fid], run)]
             if named:
                 chosen = max(named, key=lambda fid: (support[fid], run.faults[fid].window.t_inject, fid))
+                note.rca = (t, service)
                 break
         if chosen is None:
             chosen = max(eligible, key=lambda fid: (causal[fid], support[fid], direct[fid],
                                                      run.faults[fid].window.t_inject, fid))
         inc.fault = chosen
+        note.chosen = chosen
         about.setdefault(chosen, []).append(inc)
     credited: dict[str, IncidentRecord] = {}
     for fid, incs in about.items():
@@ -511,6 +555,7 @@ def _repair_stage(f: _Fault, fs: FaultScore, t_loc: float | None, run: _Run, mod
         return
     fs.probe_recovered = True
     denied: list[str] = []
+    attempts = run.attempts.setdefault(f.window.key, [])
     for i in starts:
         streak_start = samples[i][0]
         first: tuple[dict[str, bool | None], list[str]] | None = None
@@ -522,6 +567,9 @@ def _repair_stage(f: _Fault, fs: FaultScore, t_loc: float | None, run: _Run, mod
             failed = [g for g in GATES if gates[g] is False]
             if first is None:
                 first = (gates, failed)
+                if failed:
+                    attempts.append(_Attempt(streak_start, t_pass, gates, acts, False,
+                                             held_until(samples, t_pass, w.t_revert)))
             if gates["soak"] is False or gates["ordered"] is False:
                 break  # later starts hold no better
             if not failed:
@@ -529,6 +577,7 @@ def _repair_stage(f: _Fault, fs: FaultScore, t_loc: float | None, run: _Run, mod
                 fs.repaired = True
                 fs.repair_after = round(t_pass - w.t_inject, 3)
                 fs.credit_t = held_until(samples, t_pass, w.t_revert)
+                attempts.append(_Attempt(streak_start, t_pass, gates, acts, True, fs.credit_t))
                 fs.evidence.append(f"recovered at {t_pass:.0f}s after {acts[-1].tool} at {acts[-1].t:.0f}s; soak "
                                    f"held to {fs.credit_t:.0f}s; every gate passed"
                                    + ("" if cf is not None else " (counterfactual gates not judged: provisional)"))
@@ -688,6 +737,22 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
     if start is None:
         raise ValueError("not a run: no run.start event")
     model = app or load_app(str(start.payload["app"]))
+    return _score(events, model, counterfactual, integrity, formula)[0]
+
+
+@dataclass
+class _Judged:
+    """What one scoring pass used, besides its :class:`RunScore` (for :mod:`scoring.explain`)."""
+
+    run: _Run
+    model: Any
+    counterfactual: Counterfactual | None
+    credited: dict[str, IncidentRecord]
+
+
+def _score(events: Sequence[Event], model: Any, counterfactual: Counterfactual | None, integrity: str,
+           formula: str) -> tuple[RunScore, _Judged]:
+    """The one scoring pass (:func:`score_events`), returning what it read and decided too."""
     run = _read(events, model)
     credited = assign_incidents(run)
     slos = {r.name: (r.slo.error_share, r.slo.latency_p95_ms) for r in model.routes}
@@ -695,7 +760,8 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
     run_stores = store_generations(events)
     scores = [_judge_fault(fid, f, credited.get(fid), run, model, counterfactual, run_violations, run_stores)
               for fid, f in sorted(run.faults.items(), key=lambda kv: (kv[1].window.t_inject, kv[0]))]
-    return _run_score(events, run, scores, run_violations, counterfactual, integrity, formula)
+    score = _run_score(events, run, scores, run_violations, counterfactual, integrity, formula)
+    return score, _Judged(run, model, counterfactual, credited)
 
 
 def _declarations(run: _Run, scores: Sequence[FaultScore]) -> tuple[int, int]:

@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.bundle.events import Event
 from scoring.counterfactual import Counterfactual
-from scoring.score import RunScore, score_events
+from scoring.explain import score_and_explainer
+from scoring.score import RunScore
+
+if TYPE_CHECKING:
+    from scoring.explain import FaultTrail
 
 STAGES = ("corr", "loc", "rep")
 """Correlation, localization, repair (DESIGN section 8), in order."""
@@ -80,13 +84,16 @@ def stage_success_series(score: RunScore, end_t: float, points: int) -> dict[str
 
 @dataclass
 class ScoreResult:
-    """A score of the events up to ``seq``, how long it took (wall seconds) and its stage times."""
+    """A score of the events up to ``seq``, how long it took (wall seconds) and its stage times;
+    ``trails`` builds every fault's evidence trail from the same scoring pass when called
+    (:func:`scoring.explain.score_and_explainer`; the scorecard calls it after the reveal only)."""
 
     score: RunScore
     seq: int
     t: float
     elapsed_s: float
     stages: StageTimes
+    trails: Callable[[], Mapping[str, FaultTrail]] | None = None
 
 
 class Scorer:
@@ -138,5 +145,6 @@ class Scorer:
             self._app = load_app(name)
             self._app_name = name
         started = time.perf_counter()
-        result = score_events(events, app=self._app, counterfactual=self.counterfactual)
-        return ScoreResult(result, events[-1].seq, events[-1].t, time.perf_counter() - started, stage_times(result))
+        result, trails = score_and_explainer(events, app=self._app, counterfactual=self.counterfactual)
+        return ScoreResult(result, events[-1].seq, events[-1].t, time.perf_counter() - started, stage_times(result),
+                           trails)

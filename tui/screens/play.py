@@ -362,7 +362,8 @@ class PlayScreen(RunScreen):
             return
         self.app.push_screen(ScorecardScreen(self.final_score.score, end_t=self.model.duration_s,
                                              header=self.header_state(), staged=not self.reveal,
-                                             on_reveal=self.reveal_truth, note=self.outcome_text))
+                                             on_reveal=self.reveal_truth, note=self.outcome_text,
+                                             trails=self.final_score.trails))
 
     def action_scorecard(self) -> None:
         if not self.model.ended:

@@ -288,7 +288,7 @@ class ReplayScreen(RunScreen):
         note = (f"{self.path.name} · {self.bundle.integrity if self.bundle else ''} · the whole run "
                 f"(playhead at {fmt_clock(self.playhead)})")
         self.app.push_screen(ScorecardScreen(result.score, end_t=self.index.end_t, header=self.header_state(),
-                                             note=note))
+                                             note=note, trails=result.trails))
 
     def worker_failed(self, worker: Worker[Any]) -> None:
         super().worker_failed(worker)

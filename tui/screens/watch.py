@@ -182,7 +182,8 @@ class WatchScreen(RunScreen):
             self.notify("nothing to score yet", severity="warning")
             return
         self.app.push_screen(ScorecardScreen(result.score, end_t=self.model.duration_s or self.now,
-                                             header=self.header_state(), note=self.outcome_text))
+                                             header=self.header_state(), note=self.outcome_text,
+                                             trails=result.trails))
 
     def on_run_finished(self, message: RunFinished) -> None:
         outcome = message.outcome
