@@ -8,10 +8,19 @@ yellow) and unhealthy services sort first, so the trouble stays on screen in a
 is shown bold and reversed with an arrow for the next two samples. Columns are sized to
 the pane on every resize: names are shortened before sparklines shrink below
 :data:`MIN_SPARK`, and sparklines are dropped before anything else.
+
+Names are abbreviated so that every row stays distinct (:func:`short_names`): the prefix
+all of the app's services share and the suffix most of them end with are dropped (Train
+Ticket: ``ts-`` and ``-service``, so ``ts-admin-basic-info-service`` reads
+``admin-basic-info``; the pane's title says what was dropped), then a name still too long
+for its column loses its middle (``admin…info``), the cut chosen so that no two rows read
+the same. Rows stay keyed, and the ``/`` filter matches, by the full name.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from rich.text import Text
@@ -52,6 +61,75 @@ def fmt_ms(v: float | None) -> str:
     return f"{v:.0f}ms" if v < 10_000 else f"{v / 1000:.0f}s"
 
 
+def shared_affixes(names: Iterable[str]) -> tuple[str, str]:
+    """(prefix, suffix) to drop from the app's service names, each "" when there is none.
+
+    The prefix is what every name starts with, cut after its last ``-`` (``ts-``); the
+    suffix is the last ``-`` word that more than half of the names end with (``-service``).
+    Fewer than three names: nothing is dropped.
+    """
+    names = list(names)
+    if len(names) < 3:
+        return "", ""
+    common = min(names)
+    for n in names:  # the common prefix, character by character (names are not paths)
+        while not n.startswith(common):
+            common = common[:-1]
+    prefix = common[:common.rfind("-") + 1]
+    tails = Counter("-" + n.rsplit("-", 1)[1] for n in names if "-" in n[len(prefix):])
+    suffix, count = tails.most_common(1)[0] if tails else ("", 0)
+    return prefix, suffix if 2 * count > len(names) else ""
+
+
+def middle_cuts(name: str, width: int) -> list[str]:
+    """``name`` cut to ``width`` cells by an ellipsis in the middle, most balanced cut first
+    (more head than tail on a tie); ``[name]`` when it fits."""
+    if len(name) <= width:
+        return [name]
+    if width < 3:
+        return [name[:max(0, width - 1)] + "…"]
+    keep = width - 1
+    mid = keep - keep // 2
+    heads = sorted(range(1, keep), key=lambda k: (abs(k - mid), -k))
+    return [name[:k] + "…" + name[len(name) - (keep - k):] for k in heads]
+
+
+def short_names(names: Iterable[str], width: int) -> dict[str, str]:
+    """Full name -> a name at most ``width`` cells wide, the names told apart (module docstring).
+
+    Shared affixes (:func:`shared_affixes`) are dropped unless that makes two names equal (or
+    one empty); then names that fit are kept and the others take the first middle cut
+    (:func:`middle_cuts`) no other row uses. Distinct as long as some cut is free: for
+    Train Ticket's 65 names at 10 cells and more (tests/test_tui_panes.py).
+    """
+    names = list(dict.fromkeys(names))
+    prefix, suffix = shared_affixes(names)
+    stripped: dict[str, str] = {}
+    for n in names:
+        s = n[len(prefix):] if prefix and len(n) > len(prefix) else n
+        if suffix and s.endswith(suffix) and len(s) > len(suffix):
+            s = s[:-len(suffix)]
+        stripped[n] = s
+    seen = Counter(stripped.values())
+    for n, s in stripped.items():
+        if seen[s] > 1:
+            stripped[n] = n[len(prefix):] if prefix else n
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for n, s in stripped.items():
+        if len(s) <= width:
+            out[n] = s
+            used.add(s)
+    for n, s in stripped.items():
+        if n in out:
+            continue
+        cuts = middle_cuts(s, width)
+        pick = next((c for c in cuts if c not in used), cuts[0])
+        out[n] = pick
+        used.add(pick)
+    return out
+
+
 def layout(inner: int, longest_name: int) -> tuple[int, int, bool]:
     """(name width, sparkline width, show status) for a pane ``inner`` cells wide."""
     fixed = sum(FIXED.values())
@@ -69,6 +147,8 @@ class HealthPane(Pane):
 
     PANE_ID = "health"
     TITLE = "Service health"
+    filter_counts: tuple[int, int] | None = None
+    """(services matching, services) while the ``/`` filter is set, else None (the header's chip)."""
 
     def __init__(self, number: int, **kwargs: Any) -> None:
         super().__init__(number, **kwargs)
@@ -77,6 +157,11 @@ class HealthPane(Pane):
         self.show_status = False
         self._longest = 22
         self._inner = 60
+        self._names: tuple[str, ...] = ()
+        self._short: dict[str, str] = {}
+        self._short_key: tuple[tuple[str, ...], int] | None = None
+        self.affixes: tuple[str, str] = ("", "")
+        """The (prefix, suffix) dropped from the names shown (:func:`shared_affixes`)."""
 
     def compose(self) -> ComposeResult:
         yield KeyedTable(self._columns(), id="health-table", cell_padding=0)
@@ -124,7 +209,7 @@ class HealthPane(Pane):
                 return value
             return Text.assemble(value, " ", (sparkline(values, w, floor_hi=floor_hi), style))
 
-        name = s.service if len(s.service) <= self.name_width else s.service[: self.name_width - 1] + "…"
+        name = self._short.get(s.service) or middle_cuts(s.service, self.name_width)[0]
         cells: list[Any] = [Text(" " + name, style=row_style or "bold"),
                             val(f"{s.ready}/{s.desired}", "ready", FIXED["ready"])]
         if self.show_status:
@@ -139,20 +224,32 @@ class HealthPane(Pane):
 
     def render_view(self, ctx: ViewContext) -> None:
         model = ctx.model
-        if model.services:
-            longest = max(len(name) for name in model.services)
+        names = tuple(model.services)
+        if names and names != self._names:
+            self._names = names
+            self.affixes = shared_affixes(names)
+            longest = max(len(x) for x in short_names(names, 10_000).values())
+            prefix, suffix = self.affixes
+            dropped = " ".join(x for x in (prefix and f"{prefix}…", suffix and f"…{suffix}") if x)
+            self.border_title = f"[{self.number}] {self.TITLE}" + (f" · {dropped}" if dropped else "")
             if longest != self._longest:
                 self._longest = longest
                 self._relayout()
+        if self._short_key != (names, self.name_width):
+            self._short_key = (names, self.name_width)
+            self._short = short_names(names, self.name_width)
         order = {name: i for i, name in enumerate(model.services)}
         services = sorted(model.services.values(), key=lambda s: (STATE_RANK[s.state], order[s.service]))
         rows = []
+        needle = ctx.needle.lower()
         for s in services:
             cells = self.cells(s, model.samples)
-            if matches(cells, ctx.needle):
+            if matches(cells, needle) or needle in s.service.lower():
                 rows.append((s.service, cells))
         self.table.sync(rows)
         bad = sum(1 for s in services if s.state != "ok")
         worst = max(model.routes.values(), key=lambda r: r.error_share, default=None)
         route = f" · worst route {worst.route} {fmt_share(worst.error_share)}" if worst else ""
-        self.set_subtitle(f"{bad}/{len(services)} unhealthy{route}")
+        self.filter_counts = (len(rows), len(services)) if ctx.needle else None
+        shown = f"{len(rows)} of {len(services)} services match · " if ctx.needle else ""
+        self.set_subtitle(f"{shown}{bad}/{len(services)} unhealthy{route}")
