@@ -173,6 +173,10 @@ class KeyedTable(ScrollView, can_focus=True):
         """The keys of the rows shown, top to bottom."""
         return list(self._order)
 
+    def row_cells(self, key: str) -> Cells:
+        """The cells shown on row ``key`` (KeyError when no such row)."""
+        return self._cells[key]
+
     def cursor_key(self) -> str | None:
         """Key of the row under the cursor, or None for an empty table."""
         return self._order[self.cursor_row] if 0 <= self.cursor_row < len(self._order) else None
