@@ -9,7 +9,7 @@ Columns, one meaning each (as Alertmanager's ``startsAt`` / ``updatedAt``):
 
 * ``ACTIVE AT``: the run time (``m:ss`` of the run clock, not an age) the alert became
   active (pending, or firing at once); for an incident row, when it was reported.
-* ``LAST CHANGE``: the run time of the alert's latest state change: when it went pending,
+* ``CHANGED``: the run time of the alert's latest state change: when it went pending,
   when it fired, or when it resolved (the ``STATE`` column says which); for an incident row,
   its latest report (reported, root cause, resolved).
 
@@ -27,6 +27,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.events import Resize
 
 from tui.model import RECENT_INCIDENT_S, AlertView, IncidentView, RunModel, fmt_clock
 from tui.widgets.pane import Pane, ViewContext
@@ -42,6 +43,17 @@ KEY_LABELS = ("handler", "route", "service", "deployment", "pod", "container", "
 (``namespace``, ``job``, ``uid`` and ``alertname`` say nothing a reader needs)."""
 STILL_ACTIVE = "!"
 """Tree-column marker of an alert still active under a resolved incident."""
+MIN_NAME_W = 16
+"""Cells the ALERTNAME column keeps: on a narrower pane (an 80-column terminal) the two time
+columns move out of the sharing and run off the right edge with the detail (left/right scroll)."""
+
+
+def columns(narrow: bool = False) -> list[tuple[str, str, int | None]]:
+    """The table's columns (module docstring); ``narrow``: the time columns run off the right edge."""
+    t = -1 if narrow else 1
+    return [("id", " ID", 11), ("state", " STATE", 9), ("alert", " ALERTNAME · TARGET / INCIDENT", None),
+            ("since", " ACTIVE AT", 10 * t), ("change", " CHANGED", 8 * t),
+            ("detail", " LABELS · SUMMARY / ROOT CAUSE", -61)]
 
 
 def alert_target(a: AlertView) -> str:
@@ -85,6 +97,12 @@ def alert_choice_label(a: AlertView, model: RunModel) -> str:
     return " · ".join(parts)
 
 
+def _lead(*cells: Text) -> tuple[Text, ...]:
+    """Cells with a leading space: the table has no cell padding, so that the alert name gets
+    the room two cells of padding per column would take (each column is one cell wider)."""
+    return tuple(Text.assemble(" ", c) for c in cells)
+
+
 def alert_cells(a: AlertView, now: float, last: bool = False, marker: str = "") -> tuple[Any, ...]:
     """An alert row under its group (``last``: the group's last row; ``marker``: :data:`STILL_ACTIVE` or "")."""
     style = STATE_STYLE.get(a.state, "")
@@ -94,9 +112,9 @@ def alert_cells(a: AlertView, now: float, last: bool = False, marker: str = "") 
         detail = "still active, incident resolved · " + detail
     what = Text.assemble((a.rule + " ", style if a.active else "dim"), (alert_target(a), "" if a.active else "dim"))
     tree = ("└" if last else "├") + (marker or " ")
-    return (Text.assemble((tree, "bold red" if marker else "dim"), (a.id, style)), Text(a.state, style=style), what,
-            Text(fmt_clock(a.active_at), style="" if a.active else "dim"),
-            Text(fmt_clock(last_change(a)), style="" if a.active else "dim"), Text(detail, style="dim"))
+    return _lead(Text.assemble((tree, "bold red" if marker else "dim"), (a.id, style)), Text(a.state, style=style),
+                 what, Text(fmt_clock(a.active_at), style="" if a.active else "dim"),
+                 Text(fmt_clock(last_change(a)), style="" if a.active else "dim"), Text(detail, style="dim"))
 
 
 def incident_cells(inc: IncidentView, model: RunModel) -> tuple[Any, ...]:
@@ -111,8 +129,8 @@ def incident_cells(inc: IncidentView, model: RunModel) -> tuple[Any, ...]:
     note = f"  {live}/{len(inc.alerts)} live" + (f", {live} still active" if resolved and live else "")
     title = Text.assemble((inc.title, style), (note, "bold red" if resolved and live else "dim"))
     changed = inc.resolved_at if resolved else inc.t_rca if inc.t_rca is not None else inc.t
-    return (Text(f"▾ {inc.id}", style=style), state, title, Text(fmt_clock(inc.t), style="dim"),
-            Text(fmt_clock(changed), style="dim"), rca)
+    return _lead(Text(f"▾ {inc.id}", style=style), state, title, Text(fmt_clock(inc.t), style="dim"),
+                 Text(fmt_clock(changed), style="dim"), rca)
 
 
 def grouped_rows(model: RunModel, now: float, needle: str = "") -> list[tuple[str, tuple[Any, ...]]]:
@@ -151,9 +169,9 @@ def grouped_rows(model: RunModel, now: float, needle: str = "") -> list[tuple[st
     free_rows = [(f"un:{a.id}", alert_cells(a, now, i == len(free) - 1)) for i, a in enumerate(free)]
     free_rows = [(k, c) for k, c in free_rows if matches(c, needle)]
     if free_rows:
-        rows.append((f"inc:{UNASSIGNED}", (Text(f"▾ {UNASSIGNED}", style="bold magenta"), Text(""),
-                                            Text(f"alerts in no incident  {total_free} live", style="dim"),
-                                            Text(""), Text(""), Text(""))))
+        rows.append((f"inc:{UNASSIGNED}", _lead(Text(f"▾ {UNASSIGNED}", style="bold magenta"), Text(""),
+                                                 Text(f"alerts in no incident  {total_free} live", style="dim"),
+                                                 Text(""), Text(""), Text(""))))
         rows.extend(free_rows)
     return rows
 
@@ -172,9 +190,14 @@ class AlertsPane(Pane):
     """(alerts matching, alerts listed) while the ``/`` filter is set, else None (the header's chip)."""
 
     def compose(self) -> ComposeResult:
-        yield KeyedTable([("id", "ID", 12), ("state", "STATE", 8), ("alert", "ALERTNAME · TARGET / INCIDENT", None),
-                          ("since", "ACTIVE AT", 9), ("change", "LAST CHANGE", 11),
-                          ("detail", "LABELS · SUMMARY / ROOT CAUSE", -60)], id="alerts-table")
+        yield KeyedTable(columns(), id="alerts-table", cell_padding=0)
+
+    def on_resize(self, event: Resize) -> None:
+        inner = event.size.width - self.styles.gutter.width - 1  # the event gives the outer width
+        narrow = inner - sum(w for _, _, w in columns() if w is not None and w > 0) < MIN_NAME_W
+        if columns(narrow) != self.table.column_spec:
+            self.table.set_columns(columns(narrow))
+            self._last_key = None  # set_columns dropped the rows: the next cycle lists them again
 
     @property
     def table(self) -> KeyedTable:

@@ -12,7 +12,7 @@ the pane on every resize: names are shortened before sparklines shrink below
 Names are abbreviated so that every row stays distinct (:func:`short_names`): the prefix
 all of the app's services share and the suffix most of them end with are dropped (Train
 Ticket: ``ts-`` and ``-service``, so ``ts-admin-basic-info-service`` reads
-``admin-basic-info``; the pane's title says what was dropped), then a name still too long
+``admin-basic-info``; the pane's title says what was dropped: ``ts-…-service``), then a name still too long
 for its column loses its middle (``admin…info``), the cut chosen so that no two rows read
 the same. Rows stay keyed, and the ``/`` filter matches, by the full name.
 """
@@ -37,6 +37,13 @@ STATE_RANK = {"failing": 0, "degraded": 1, "ok": 2}
 MIN_SPARK = 4
 MAX_SPARK = 24
 FIXED = {"ready": 6, "rps": 8, "err": 7, "p95": 8, "rst": 4}
+COMPACT = {"ready": 5, "rps": 6, "err": 6, "p95": 7, "rst": 3}
+"""Column widths when the pane is too narrow for :data:`FIXED` and a 10-cell name (an 80-column
+terminal): every column still fits (values such as ``↑36.7``, ``100%``, ``↑433ms``, ``12``)."""
+HEADERS = {"ready": " READY", "rps": "  REQ/S", "err": "    5XX", "p95": "    P95", "rst": " RST"}
+COMPACT_HEADERS = {"ready": "  RDY", "rps": " REQ/S", "err": "   5XX", "p95": "    P95", "rst": "  R"}
+MIN_NAME = 10
+"""Name cells at least (9 with :data:`COMPACT` columns, so that an 80-column terminal's pane holds every column)."""
 STATUS_W = 13
 
 
@@ -130,16 +137,21 @@ def short_names(names: Iterable[str], width: int) -> dict[str, str]:
     return out
 
 
-def layout(inner: int, longest_name: int) -> tuple[int, int, bool]:
-    """(name width, sparkline width, show status) for a pane ``inner`` cells wide."""
+def layout(inner: int, longest_name: int) -> tuple[int, int, bool, bool]:
+    """(name width, sparkline width, show status, compact columns) for a table ``inner`` cells
+    wide (inside the pane's border and scrollbar). The name column is one cell wider than its
+    name (a leading space); the columns add up to at most ``inner`` whenever they can."""
     fixed = sum(FIXED.values())
+    if inner - fixed - 1 < min(longest_name, MIN_NAME):
+        compact = sum(COMPACT.values())
+        return max(MIN_NAME - 1, min(longest_name, inner - compact - 1)), 0, False, True
     status = inner - fixed - longest_name - 2 * 8 >= STATUS_W
-    avail = inner - fixed - (STATUS_W if status else 0)
+    avail = inner - fixed - (STATUS_W if status else 0) - 1
     name = min(longest_name, max(12, avail - 2 * (MIN_SPARK + 1)))
     spark = (avail - name) // 2 - 1
     if spark < MIN_SPARK:
-        return min(longest_name, max(10, avail)), 0, status
-    return name, min(MAX_SPARK, spark), status
+        return min(longest_name, max(MIN_NAME, avail)), 0, status, False
+    return name, min(MAX_SPARK, spark), status, False
 
 
 class HealthPane(Pane):
@@ -155,6 +167,8 @@ class HealthPane(Pane):
         self.name_width = 22
         self.spark_width = 8
         self.show_status = False
+        self.compact = False
+        """Narrow columns (:data:`COMPACT`), chosen by :func:`layout`."""
         self._longest = 22
         self._inner = 60
         self._names: tuple[str, ...] = ()
@@ -166,14 +180,20 @@ class HealthPane(Pane):
     def compose(self) -> ComposeResult:
         yield KeyedTable(self._columns(), id="health-table", cell_padding=0)
 
+    @property
+    def widths(self) -> dict[str, int]:
+        """Widths of the value columns (:data:`FIXED` or :data:`COMPACT`)."""
+        return COMPACT if self.compact else FIXED
+
     def _columns(self) -> list[tuple[str, str, int | None]]:
+        w, head = (COMPACT, COMPACT_HEADERS) if self.compact else (FIXED, HEADERS)
         cols: list[tuple[str, str, int | None]] = [("service", " SERVICE", self.name_width + 1),
-                                                   ("ready", " READY", FIXED["ready"])]
+                                                   ("ready", head["ready"], w["ready"])]
         if self.show_status:
             cols.append(("status", " STATUS", STATUS_W))
         spark = self.spark_width + 1 if self.spark_width else 0
-        cols += [("rps", "  REQ/S", FIXED["rps"]), ("err", "    5XX", FIXED["err"] + spark),
-                 ("p95", "    P95", FIXED["p95"] + spark), ("rst", " RST", FIXED["rst"])]
+        cols += [("rps", head["rps"], w["rps"]), ("err", head["err"], w["err"] + spark),
+                 ("p95", head["p95"], w["p95"] + spark), ("rst", head["rst"], w["rst"])]
         return cols
 
     @property
@@ -181,24 +201,28 @@ class HealthPane(Pane):
         return self.query_one(KeyedTable)
 
     def _relayout(self) -> None:
-        name, spark, status = layout(self._inner, self._longest)
-        if (name, spark, status) != (self.name_width, self.spark_width, self.show_status):
-            self.name_width, self.spark_width, self.show_status = name, spark, status
+        name, spark, status, compact = layout(self._inner, self._longest)
+        if (name, spark, status, compact) != (self.name_width, self.spark_width, self.show_status, self.compact):
+            self.name_width, self.spark_width, self.show_status, self.compact = name, spark, status, compact
             self.table.set_columns(self._columns())
             self._last_key = None
 
     def on_resize(self, event: Resize) -> None:
-        self._inner = max(20, event.size.width - 1)
+        # the event gives the pane's outer width: less the border and the table's scrollbar
+        # (the table's own columns used to overflow it by two cells, and the horizontal
+        # scrollbar that brought took a row)
+        self._inner = max(20, event.size.width - self.styles.gutter.width - 1)
         self._relayout()
 
     def key(self, ctx: ViewContext) -> Any:
         return (id(ctx.model), ctx.model.revisions["health"], ctx.needle, self.spark_width, self.show_status,
-                self.name_width)
+                self.name_width, self.compact)
 
     def cells(self, s: ServiceView, sample: int) -> tuple[Any, ...]:
         """One service's row."""
         row_style = STATE_STYLE[s.state]
         w = self.spark_width
+        fixed = self.widths
 
         def val(text: str, metric: str, width: int) -> Text:
             style = f"{row_style} bold reverse".strip() if s.fresh(metric, sample) else row_style
@@ -211,15 +235,15 @@ class HealthPane(Pane):
 
         name = self._short.get(s.service) or middle_cuts(s.service, self.name_width)[0]
         cells: list[Any] = [Text(" " + name, style=row_style or "bold"),
-                            val(f"{s.ready}/{s.desired}", "ready", FIXED["ready"])]
+                            val(f"{s.ready}/{s.desired}", "ready", fixed["ready"])]
         if self.show_status:
             cells.append(val(" " + s.status[: STATUS_W - 1], "status", 0))
-        cells += [val(f"{_arrow(s.rps, s.rps_hist)}{fmt_rps(s.rps)}", "rps", FIXED["rps"]),
+        cells += [val(f"{_arrow(s.rps, s.rps_hist)}{fmt_rps(s.rps)}", "rps", fixed["rps"]),
                   with_spark(val(f"{_arrow(s.error_share, s.err_hist)}{fmt_share(s.error_share)}", "error_share",
-                                 FIXED["err"]), s.err_hist, "red" if s.error_share >= 0.01 else "green", 0.1),
-                  with_spark(val(f"{_arrow(s.p95_ms, s.p95_hist)}{fmt_ms(s.p95_ms)}", "p95_ms", FIXED["p95"]),
+                                 fixed["err"]), s.err_hist, "red" if s.error_share >= 0.01 else "green", 0.1),
+                  with_spark(val(f"{_arrow(s.p95_ms, s.p95_hist)}{fmt_ms(s.p95_ms)}", "p95_ms", fixed["p95"]),
                              s.p95_hist, "magenta", 100.0),
-                  val(str(s.restarts), "restarts", FIXED["rst"])]
+                  val(str(s.restarts), "restarts", fixed["rst"])]
         return tuple(cells)
 
     def render_view(self, ctx: ViewContext) -> None:
@@ -230,7 +254,7 @@ class HealthPane(Pane):
             self.affixes = shared_affixes(names)
             longest = max(len(x) for x in short_names(names, 10_000).values())
             prefix, suffix = self.affixes
-            dropped = " ".join(x for x in (prefix and f"{prefix}…", suffix and f"…{suffix}") if x)
+            dropped = f"{prefix}…{suffix}" if prefix or suffix else ""
             self.border_title = f"[{self.number}] {self.TITLE}" + (f" · {dropped}" if dropped else "")
             if longest != self._longest:
                 self._longest = longest
