@@ -335,6 +335,9 @@ async def test_the_filter_stays_visible_as_a_chip_with_counts_and_esc_clears_it(
         a_total = len(alert_ids(grouped_rows(screen.model, screen.now)))
         assert line.startswith(" WATCH  filter: order ✕")  # ...and the chip stays, at both sizes
         assert f"health {shown}/65" in line and f"alerts {a_shown}/{a_total}" in line
+        listed = [p for p in ("faults", "alerts", "actions", "health") if f"· {p} " in line]
+        assert listed == (["faults", "alerts", "actions", "health"] if size == "wide"
+                          else ["faults", "alerts", "health"])  # the shown panes (actions start hidden at 80x24)
         assert str(screen.query_one(HealthPane).border_subtitle).startswith(f"{shown} of 65 services match")
         assert str(alerts.border_subtitle).startswith(f"{a_shown} of {a_total} alerts match")
         await pilot.press("escape")

@@ -314,9 +314,8 @@ class RunScreen(Screen[None]):
             return ()
         out = []
         for pane in sorted(self.panes(), key=lambda p: p.number):
-            counts = getattr(pane, "filter_counts", None)
-            if pane.display and counts is not None:
-                out.append((pane.PANE_ID, *counts))
+            if pane.display and pane.filter_counts is not None:
+                out.append((pane.PANE_ID, *pane.filter_counts))
         return tuple(out)
 
     def on_run_header_clear_filter(self, message: RunHeader.ClearFilter) -> None:

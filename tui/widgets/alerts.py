@@ -186,8 +186,6 @@ class AlertsPane(Pane):
 
     PANE_ID = "alerts"
     TITLE = "Alerts by incident"
-    filter_counts: tuple[int, int] | None = None
-    """(alerts matching, alerts listed) while the ``/`` filter is set, else None (the header's chip)."""
 
     def compose(self) -> ComposeResult:
         yield KeyedTable(columns(), id="alerts-table", cell_padding=0)

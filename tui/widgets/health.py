@@ -159,8 +159,6 @@ class HealthPane(Pane):
 
     PANE_ID = "health"
     TITLE = "Service health"
-    filter_counts: tuple[int, int] | None = None
-    """(services matching, services) while the ``/`` filter is set, else None (the header's chip)."""
 
     def __init__(self, number: int, **kwargs: Any) -> None:
         super().__init__(number, **kwargs)

@@ -95,7 +95,7 @@ class KeyedTable(ScrollView, can_focus=True):
         # is on K for that reason); g/G give way to a screen that binds the same key itself
         # (replay: g opens the seek prompt), see :meth:`action_vim_to`.
         Binding("j", "cursor(1)", "Down (vim)", show=False, id="table-down-j"),
-        Binding("k", "cursor(-1)", "Up (vim)", show=False, id="table-up-k"),
+        Binding("k", "cursor(-1)", "Up (vim; in play, kubectl get is K)", show=False, id="table-up-k"),
         Binding("g", "vim_to(0)", "First row (vim; a screen's own g wins, e.g. replay's seek)", show=False,
                 id="table-first-g"),
         Binding("G", "vim_to(-1)", "Last row (vim; a screen's own G wins)", show=False, id="table-last-G"),

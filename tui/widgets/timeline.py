@@ -2,7 +2,8 @@
 figures of a marathon in SRE-Marathon (a lane per fault from injection to revert, with the
 moments it was correlated, localized and repaired; the operator's reports and acts below).
 
-Rows, top to bottom: a time axis; fault lanes (ground truth: only when revealed; faults
+Rows, top to bottom: a time axis (left out when fewer than 5 rows fit: the header has the
+clock); fault lanes (ground truth: only when revealed; faults
 share lanes when they do not overlap); ``alerts``: firing alerts over time; ``operator``:
 ``◆`` incident reported, ``◇`` root cause, ``✓`` resolved, ``▲`` act executed, ``✕`` act
 denied; ``deploys``: every change the pipeline shipped. The playhead column is reversed.
