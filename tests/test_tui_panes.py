@@ -169,8 +169,15 @@ def test_train_ticket_names_are_distinct_at_every_width(marathon: Marathon) -> N
     wide = short_names(names, 40)
     assert wide["ts-admin-basic-info-service"] == "admin-basic-info" and wide["ts-order-mongo"] == "order-mongo"
     assert short_names(names, 10)["ts-admin-basic-info-service"] == "admin…info"
-    # Online Boutique shares no prefix: names stay as they are
-    assert short_names(["frontend", "cartservice", "paymentservice", "redis-cart"], 20)["redis-cart"] == "redis-cart"
+    # Online Boutique shares no prefix but most names end in "service"; the Astronomy Shop shares nothing
+    from engine.apps.model import load_app
+
+    boutique = short_names([s.name for s in load_app("online-boutique").services], 20)
+    assert boutique["paymentservice"] == "payment" and boutique["redis-cart"] == "redis-cart"
+    assert len(set(boutique.values())) == len(boutique)
+    shop = [s.name for s in load_app("astronomy-shop").services]
+    assert short_names(shop, 40) == {n: n for n in shop}
+    assert short_names(["frontend", "cartservice", "paymentservice", "redis-cart"], 20)["cartservice"] == "cartservice"
 
 
 # ---------------------------------------------------------------------- alerts

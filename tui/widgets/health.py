@@ -11,7 +11,8 @@ the pane on every resize: names are shortened before sparklines shrink below
 
 Names are abbreviated so that every row stays distinct (:func:`short_names`): the prefix
 all of the app's services share and the suffix most of them end with are dropped (Train
-Ticket: ``ts-`` and ``-service``, so ``ts-admin-basic-info-service`` reads
+Ticket: ``ts-`` and ``-service``; Online Boutique: ``service``, so ``paymentservice`` reads
+``payment``; so ``ts-admin-basic-info-service`` reads
 ``admin-basic-info``; the pane's title says what was dropped: ``ts-…-service``), then a name still too long
 for its column loses its middle (``admin…info``), the cut chosen so that no two rows read
 the same. Rows stay keyed, and the ``/`` filter matches, by the full name.
@@ -71,9 +72,10 @@ def fmt_ms(v: float | None) -> str:
 def shared_affixes(names: Iterable[str]) -> tuple[str, str]:
     """(prefix, suffix) to drop from the app's service names, each "" when there is none.
 
-    The prefix is what every name starts with, cut after its last ``-`` (``ts-``); the
-    suffix is the last ``-`` word that more than half of the names end with (``-service``).
-    Fewer than three names: nothing is dropped.
+    The prefix is what every name starts with, cut after its last ``-`` (Train Ticket: ``ts-``);
+    the suffix is the longest ending, three characters or more, that more than half of the
+    names share (Train Ticket: ``-service``; Online Boutique: ``service``; the Astronomy
+    Shop: none). Fewer than three names: nothing is dropped.
     """
     names = list(names)
     if len(names) < 3:
@@ -83,9 +85,9 @@ def shared_affixes(names: Iterable[str]) -> tuple[str, str]:
         while not n.startswith(common):
             common = common[:-1]
     prefix = common[:common.rfind("-") + 1]
-    tails = Counter("-" + n.rsplit("-", 1)[1] for n in names if "-" in n[len(prefix):])
-    suffix, count = tails.most_common(1)[0] if tails else ("", 0)
-    return prefix, suffix if 2 * count > len(names) else ""
+    endings = Counter(e for n in names for e in {n[i:] for i in range(max(len(prefix), 1), len(n) - 2)})
+    shared = [e for e, count in endings.items() if 2 * count > len(names)]
+    return prefix, max(shared, key=len, default="")
 
 
 def middle_cuts(name: str, width: int) -> list[str]:
