@@ -222,7 +222,7 @@ async def test_read_tools_print_to_the_output_pane_and_notes_go_to_the_workspace
         assert isinstance(screen, PlayScreen)
         session.advance_to(120)
         screen.refresh_now()
-        await pilot.press("k")
+        await pilot.press("K")  # kubectl_get: k moves up on a focused table (k9s)
         form = app.screen
         assert isinstance(form, ToolForm)
         form.query_one("#field-kind", Select).value = "deployments"

@@ -178,7 +178,8 @@ class RunScreen(Screen[None]):
                            regime=str(m.get("regime", "")), operator=str(m.get("operator", "")), now=self.now,
                            total=self.model.duration_s, state=self.state_label(), notice=self.notice,
                            notice_error=self.notice_error, speed=self.speed_label(),
-                           rules_failing=len(self.model.failing_rules()))
+                           rules_failing=len(self.model.failing_rules()), filter=self.needle,
+                           filter_counts=self.filter_counts())
 
     def state_label(self) -> str:
         return "ended" if self.model.ended else "running"
@@ -307,6 +308,27 @@ class RunScreen(Screen[None]):
                 pane.focus_main()
                 return
 
+    def filter_counts(self) -> tuple[tuple[str, int, int], ...]:
+        """(pane, rows matching, rows unfiltered) of each shown pane that counts them, while filtered."""
+        if not self.needle:
+            return ()
+        out = []
+        for pane in sorted(self.panes(), key=lambda p: p.number):
+            if pane.display and pane.filter_counts is not None:
+                out.append((pane.PANE_ID, *pane.filter_counts))
+        return tuple(out)
+
+    def on_run_header_clear_filter(self, message: RunHeader.ClearFilter) -> None:
+        self.clear_filter()
+
+    def clear_filter(self) -> None:
+        """Drop the ``/`` filter (and its chip); the panes list everything again."""
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.add_class("hidden")
+        self.needle = ""
+        self.update_panes()
+
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.remove_class("hidden")
@@ -332,10 +354,7 @@ class RunScreen(Screen[None]):
         """esc: clear the filter if one is set, else leave the focused pane."""
         box = self.query_one("#filter", Input)
         if self.needle or not box.has_class("hidden"):
-            box.value = ""
-            box.add_class("hidden")
-            self.needle = ""
-            self.update_panes()
+            self.clear_filter()
             self.focus_first_pane()
             return
         self.set_focus(None)

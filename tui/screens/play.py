@@ -41,7 +41,7 @@ from tui.screens.dialogs import NEEDS_CONFIRMATION, ConfirmCall, FormContext, Qu
 from tui.screens.watch import next_speed
 from tui.session import UI_YIELD_S, EventFeed
 from tui.widgets.actions import ActionsPane
-from tui.widgets.alerts import AlertsPane, alert_target
+from tui.widgets.alerts import AlertsPane, alert_choice_label
 from tui.widgets.faults import FaultsPane
 from tui.widgets.header import speed_label
 from tui.widgets.health import HealthPane
@@ -51,14 +51,16 @@ from tui.widgets.score import ScorePane
 from tui.widgets.timeline import TimelinePane
 
 TOOL_KEYS: dict[str, str] = {
-    "get_alerts": "a", "get_topology": "t", "kubectl_get": "k", "kubectl_describe": "d", "query_logs": "l",
+    "get_alerts": "a", "get_topology": "t", "kubectl_get": "K", "kubectl_describe": "d", "query_logs": "l",
     "query_metrics": "m", "code_search": "c", "get_deploy_history": "h",
     "report_incident": "i", "report_rca": "r", "resolve_incident": "v",
     "restart_pod": "x", "scale_deployment": "S", "rollback": "b", "deploy_patch": "D", "set_config": "C",
     "workspace_list": "W", "workspace_read": "w", "workspace_write": "N",
 }
 """The key of every tool that has one (binding id ``tool-<name>``, remappable); every tool is
-in the command palette. ``m`` opens the PromQL prompt (:class:`tui.screens.dialogs.QueryPrompt`)."""
+in the command palette. ``kubectl_get`` is on ``K``, not ``k``: on a focused table ``j``/``k``
+move the cursor (k9s), and the focused widget's keys come before the screen's. ``m`` opens the
+PromQL prompt (:class:`tui.screens.dialogs.QueryPrompt`)."""
 FOOTER_TOOLS = ("report_incident", "report_rca", "rollback", "kubectl_get", "query_logs")
 GROUND_TRUTH_PANES = ("faults", "score")
 RECENT_ALERT_S = 600.0
@@ -217,7 +219,7 @@ class PlayScreen(RunScreen):
             services=list(model.services) or sorted(model.service_names),
             incidents=[(i.id, f"{i.id} {i.title}" + (" (resolved)" if i.resolved_at is not None else ""))
                        for i in incidents],
-            alerts=[(a.id, f"{a.id} {a.state} {a.rule} {alert_target(a)}")
+            alerts=[(a.id, alert_choice_label(a, model))
                     for a in sorted(model.alerts.values(), key=lambda a: -a.active_at)
                     if a.active or (a.ended_at is not None and now - a.ended_at <= RECENT_ALERT_S)],
             pods=sorted(self.pods | {a.labels["pod"] for a in model.alerts.values() if "pod" in a.labels}),

@@ -110,4 +110,6 @@ class ActionsPane(Pane):
         self.table.sync(rows)
         acts = [c for c in calls if c.tier == "act"]
         denied = sum(1 for c in acts if not c.allowed)
-        self.set_subtitle(f"{len(calls)} calls · {len(acts)} acts · {denied} denied")
+        counts = f"{len(calls)} calls · {len(acts)} acts · {denied} denied"
+        self.filter_counts = (len(rows), len(shown)) if ctx.needle else None  # the "/" filter's chip
+        self.set_subtitle(f"{len(rows)} of {len(shown)} calls match · {counts}" if ctx.needle else counts)

@@ -8,6 +8,7 @@ reverted in the last two minutes stay, dimmed, so a watcher sees how they ended.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
@@ -88,4 +89,11 @@ class FaultsPane(Pane):
         rows = self.rows(ctx)
         self.table.sync(rows)
         live = sum(1 for f in ctx.model.faults.values() if f.active(ctx.now))
-        self.set_subtitle(f"{live} live · {len(ctx.model.faults)} injected")
+        counts = f"{live} live · {len(ctx.model.faults)} injected"
+        if ctx.needle:  # the "/" filter: n of m here and in the header's chip
+            total = len(self.rows(replace(ctx, needle="")))
+            self.filter_counts = (len(rows), total)
+            counts = f"{len(rows)} of {total} faults match · {counts}"
+        else:
+            self.filter_counts = None
+        self.set_subtitle(counts)

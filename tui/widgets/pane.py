@@ -46,6 +46,9 @@ class Pane(Vertical):
 
     PANE_ID = ""
     TITLE = ""
+    filter_counts: tuple[int, int] | None = None
+    """(rows matching, rows listed unfiltered) while the ``/`` filter is set, for panes that count
+    them (their subtitle says ``n of m ... match``; the header's chip lists them); else None."""
 
     def __init__(self, number: int, **kwargs: Any) -> None:
         super().__init__(id=f"pane-{self.PANE_ID}", classes="pane", **kwargs)

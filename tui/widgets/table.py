@@ -24,6 +24,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
@@ -90,6 +91,14 @@ class KeyedTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="table-page-down"),
         Binding("home", "cursor_to(0)", "First row", show=False, id="table-first"),
         Binding("end", "cursor_to(-1)", "Last row", show=False, id="table-last"),
+        # k9s / vim habits. j/k always move on a focused table (the play screen's kubectl_get
+        # is on K for that reason); g/G give way to a screen that binds the same key itself
+        # (replay: g opens the seek prompt), see :meth:`action_vim_to`.
+        Binding("j", "cursor(1)", "Down (vim)", show=False, id="table-down-j"),
+        Binding("k", "cursor(-1)", "Up (vim; in play, kubectl get is K)", show=False, id="table-up-k"),
+        Binding("g", "vim_to(0)", "First row (vim; a screen's own g wins, e.g. replay's seek)", show=False,
+                id="table-first-g"),
+        Binding("G", "vim_to(-1)", "Last row (vim; a screen's own G wins)", show=False, id="table-last-G"),
     ]
 
     def __init__(self, columns: Sequence[tuple[str, str, int | None]], *, follow: bool = False,
@@ -163,6 +172,10 @@ class KeyedTable(ScrollView, can_focus=True):
     def row_keys_in_order(self) -> list[str]:
         """The keys of the rows shown, top to bottom."""
         return list(self._order)
+
+    def row_cells(self, key: str) -> Cells:
+        """The cells shown on row ``key`` (KeyError when no such row)."""
+        return self._cells[key]
 
     def cursor_key(self) -> str | None:
         """Key of the row under the cursor, or None for an empty table."""
@@ -287,6 +300,17 @@ class KeyedTable(ScrollView, can_focus=True):
 
     def action_cursor_to(self, row: int) -> None:
         self.move_cursor(row=row if row >= 0 else len(self._order) - 1)
+
+    def action_vim_to(self, row: int) -> None:
+        """``g``/``G``: first or last row, unless the screen binds the pressed key itself.
+
+        Textual asks the focused widget before the screen, so a table would otherwise take
+        ``g`` away from replay's seek prompt; ``SkipAction`` hands the key on to the screen.
+        """
+        key = "g" if row == 0 else "G"
+        if key in self.screen._bindings.key_to_bindings:
+            raise SkipAction()
+        self.action_cursor_to(row)
 
     def on_click(self, event: events.Click) -> None:
         if event.y >= 1:

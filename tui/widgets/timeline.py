@@ -2,7 +2,8 @@
 figures of a marathon in SRE-Marathon (a lane per fault from injection to revert, with the
 moments it was correlated, localized and repaired; the operator's reports and acts below).
 
-Rows, top to bottom: a time axis; fault lanes (ground truth: only when revealed; faults
+Rows, top to bottom: a time axis (left out when fewer than 5 rows fit: the header has the
+clock); fault lanes (ground truth: only when revealed; faults
 share lanes when they do not overlap); ``alerts``: firing alerts over time; ``operator``:
 ``◆`` incident reported, ``◇`` root cause, ``✓`` resolved, ``▲`` act executed, ``✕`` act
 denied; ``deploys``: every change the pipeline shipped. The playhead column is reversed.
@@ -30,7 +31,11 @@ CATEGORY_STYLE = {"code-bug": "magenta", "configuration": "yellow", "runtime": "
 LABEL_W = 12
 MAX_LANES = 8
 """Fault lanes drawn at most; more faults than fit share lanes when they do not overlap, and
-the rest are counted on the last lane's label."""
+the rest are drawn over the last lane and counted on its label. The pane's height is capped
+lower still (``tui/styles/run.tcss``: 6 rows inside, 4 on a short terminal): the lanes then
+summarise the schedule and the alerts, operator and deploys rows are always drawn."""
+TAIL_ROWS = 3
+"""Rows drawn under the fault lanes at any height: alerts, operator, deploys."""
 OP_PRIORITY = {"✕": 5, "▲": 4, "◆": 3, "◇": 2, "✓": 1}
 
 
@@ -54,7 +59,11 @@ class TimelineData:
 
 
 def pack_lanes(faults: list[FaultView], end_of: dict[str, float], lanes: int) -> tuple[list[list[FaultView]], int]:
-    """Faults packed into at most ``lanes`` lanes (first fit by injection time); also how many did not fit."""
+    """Faults packed into at most ``lanes`` lanes (first fit by injection time); also how many did not fit.
+
+    Faults that do not fit are drawn over the last lane (so a summarised timeline still shows
+    when every fault was live), and counted.
+    """
     packed: list[list[FaultView]] = []
     last_end: list[float] = []
     dropped = 0
@@ -68,6 +77,10 @@ def pack_lanes(faults: list[FaultView], end_of: dict[str, float], lanes: int) ->
             if len(packed) < lanes:
                 packed.append([f])
                 last_end.append(end_of[f.fault])
+            elif packed:
+                packed[-1].append(f)
+                last_end[-1] = max(last_end[-1], end_of[f.fault])
+                dropped += 1
             else:
                 dropped += 1
     return packed, dropped
@@ -136,8 +149,9 @@ class TimelineView(Widget):
             return max(0, min(width - 1, int(t / end * width)))
 
         playhead = col(now)
-        out = [self._axis(width, end)]
-        lane_rows = max(0, height - 4)
+        axis = height >= TAIL_ROWS + 2  # the axis goes first when rows are short (the header has the clock)
+        out = [self._axis(width, end)] if axis else []
+        lane_rows = max(0, height - TAIL_ROWS - axis)
         model = d.model
         if not d.reveal:
             if lane_rows:
@@ -150,15 +164,17 @@ class TimelineView(Widget):
             for i, lane in enumerate(lanes):
                 if one_each:
                     label = lane[0].target[:LABEL_W]
+                elif dropped and i == len(lanes) - 1:
+                    label = (f"faults +{dropped}" if i == 0 else f"+{dropped} over")[:LABEL_W]
                 else:
-                    label = "faults" if i == 0 else (f"+{dropped} more" if dropped and i == len(lanes) - 1 else "")
+                    label = "faults" if i == 0 else ""
                 out.append(self._lane(label, lane, end_of, d.stages, width, col, now))
             if not lanes:
                 out.append(Text(f"{'faults':<{LABEL_W}} " + "none yet", style="dim"))
         out.append(self._alerts_row(model, width, end, now, d.future))
         out.append(self._ops_row(model, width, col, now))
         out.append(self._deploys_row(model, width, col, now))
-        for line in out[1:]:
+        for line in out[1 if axis else 0:]:
             if line.cell_len > LABEL_W + 1 + playhead and "hidden until" not in line.plain:
                 line.stylize("reverse", LABEL_W + 1 + playhead, LABEL_W + 2 + playhead)
         return out[:max(height, 1)]
