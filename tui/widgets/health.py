@@ -156,3 +156,7 @@ class HealthPane(Pane):
         worst = max(model.routes.values(), key=lambda r: r.error_share, default=None)
         route = f" · worst route {worst.route} {fmt_share(worst.error_share)}" if worst else ""
         self.set_subtitle(f"{bad}/{len(services)} unhealthy{route}")
+
+    def selected(self) -> str | None:
+        """The service under the cursor (row keys are service names), for the row actions and form defaults."""
+        return self.table.cursor_key()
