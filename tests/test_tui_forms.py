@@ -114,11 +114,21 @@ async def test_the_panes_and_the_clock_keep_updating_beneath_every_dialog(tmp_pa
                     break
             shown = [c for s in sent[mark:] if s.startswith(kind.__name__ + "\0") for c in CLOCK_RE.findall(s)]
             assert want in shown, (kind.__name__, want, shown[-3:])
+            # ... and only by what changed: cycles beneath the dialog while the run stands still send nothing
+            # (Textual would repaint the whole terminal for each: base.RunScreen._cycle)
+            await pilot.pause(0.2)
+            idle, cycles = len(sent), screen.cycles
+            await pilot.pause(1.2)
+            assert screen.cycles > cycles and len(sent) == idle, (kind.__name__, [len(x) for x in sent[idle:]])
             assert health_lines(screen) != before, kind.__name__
             assert isinstance(app.screen, kind)
+            mark = len(sent)
             while app.screen is not screen:
                 await pilot.press("escape")
                 await pilot.pause()
+            await pilot.pause(0.3)
+            back = [c for s in sent[mark:] if s.startswith("PlayScreen\0") for c in CLOCK_RE.findall(s)]
+            assert want in back, ("back on the play screen", want, back)  # repainted whole, not stale
 
 
 # ---------------------------------------------------------------------------- defaults follow the eye
@@ -292,6 +302,7 @@ async def test_tool_keys_act_on_the_selected_row_with_pickers(tmp_path: Path) ->
         help_screen = app.screen
         assert isinstance(help_screen, HelpScreen)
         ids = {bid for _, _, bid in help_screen.rows}
+        assert "-" not in ids and all(bid for bid in ids)
         assert {"tool-query-logs", "tool-kubectl-describe", "tool-restart-pod", "tool-rollback",
                 "tool-scale-deployment", "tool-report-incident"} <= ids
 

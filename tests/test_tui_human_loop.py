@@ -144,12 +144,13 @@ async def live_underneath(pilot: Any, app: MarathonApp, screen: PlayScreen, term
     mark = len(terminal.sent)
     session = screen.session
     session.advance_to(session.now + seconds)
+    want = f"{int(session.now // 60)}:{int(session.now % 60):02d}"
     for _ in range(40):
         await pilot.pause(0.1)
-        if screen.header_state().now > before_clock and health_lines(screen) != before_lines:
+        if screen.header_state().now > before_clock and health_lines(screen) != before_lines and \
+                want in terminal.clocks_since(mark, ToolForm):
             break
     assert app.screen is form, "the form is still open"
-    want = f"{int(session.now // 60)}:{int(session.now % 60):02d}"
     assert want in terminal.clocks_since(mark, ToolForm), (want, terminal.clocks_since(mark, ToolForm)[-3:])
     assert health_lines(screen) != before_lines, "the health pane did not change under the form"
 

@@ -7,7 +7,10 @@ overlap. It keeps going beneath a dialog (a form, ``?`` help, the ``:`` prompt, 
 confirmation, the command palette): those are translucent modal screens, and Textual
 (8.2.8) composites the screen beneath them and forwards the regions its widgets mark dirty
 to the terminal update of the screen on top (``Screen.is_current`` is true for it), so
-the clock, alerts and health stay live while the player fills a form. Beneath a dialog
+the clock, alerts and health stay live while the player fills a form (Textual also marks
+such a screen for a full repaint after each forward, so every cycle would resend the whole
+terminal, ~10 KB at 120x36: the cycle clears that mark unless the layout moved, and a cycle
+with nothing new sends nothing). Beneath a dialog
 the cycle runs at most every :data:`DIALOG_REFRESH_S` and waits :data:`DIALOG_COST_FACTOR`
 times its own cost between cycles, so the dialog's keys get most of the UI thread; under an
 opaque screen (the scorecard) it skips, and events wait in the source's feed to be applied
@@ -144,9 +147,17 @@ class RunScreen(Screen[None]):
         try:
             # is_current: this screen is on top, or visible beneath a translucent dialog (module docstring)
             if self.is_current:
+                covered = self.covered
+                if covered:
+                    # Textual 8.2.8 marks a screen beneath a dialog for a full repaint each time it forwards
+                    # its dirty regions, so every message it handles repaints the whole terminal (~10 KB at
+                    # 120x36); only the regions the panes mark dirty need to go (module docstring) ...
+                    self._repaint_required = False
                 started = time.perf_counter()
                 self.refresh_now()
                 self._cycle_s = time.perf_counter() - started
+                if covered and self._layout_required:
+                    self._repaint_required = True  # ... unless the layout moves: then all of it
         except Exception as exc:  # a defect in a pane must not take the run down
             self.app.report_error("refreshing the panes", exc)  # type: ignore[attr-defined]
         finally:

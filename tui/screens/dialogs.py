@@ -254,7 +254,7 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
         """The submit and cancel keys, as the form shows them above its buttons."""
         kinds = {field_kind(n, i)[0] for n, i in self.fields.items()}
         text = "enter submit (ctrl+s in a text area)" if "text" in kinds else "enter submit"
-        parts = [(text, "bold"), (" · esc cancel · tab next · space opens", "dim")]
+        parts = [(text, "bold"), (" · esc cancel · space opens", "dim")]
         if self.ctx.suggested:
             parts.append((" · ctrl+f filter", "bold yellow"))
         return Text.assemble(*parts)
