@@ -254,7 +254,10 @@ async def test_tool_keys_act_on_the_selected_row_with_pickers(tmp_path: Path) ->
         f = form(app, "kubectl_describe")
         assert f.values() == {"kind": "deployments", "name": "paymentservice"}
         await pilot.press("escape", "S")
-        assert form(app, "scale_deployment").values()["deployment"] == "paymentservice"
+        f = form(app, "scale_deployment")
+        desired = screen.model.services["paymentservice"].desired
+        assert f.values() == {"deployment": "paymentservice", "replicas": desired, "incident": inc}
+        assert "the desired count now" in source(f, "replicas")
         # x: the pod picker lists the service's pods first (from alert labels here), preset to one of them
         await pilot.press("escape", "x")
         f = form(app, "restart_pod")

@@ -331,6 +331,9 @@ class PlayScreen(RunScreen):
             if service is not None:
                 ctx.origin = f"health row {service}"
                 put("health row", service=service, deployment=service)
+                view = model.services.get(service)
+                if view is not None:
+                    put(f"health row ({view.ready}/{view.desired} ready: the desired count now)", replicas=view.desired)
         elif where == "actions":
             call = self.query_one(ActionsPane).selected(model)
             if call is not None:
