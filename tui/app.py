@@ -1,8 +1,10 @@
 """The Textual app hosting the watch, play and replay screens.
 
-App-wide conventions: ``?`` help for the current screen, ``:`` jump between panes and
+App-wide conventions: ``?`` help for the current screen (every key, with its binding id;
+Textual's own focus, copy and scrolling keys have none and are marked so), ``:`` jump between panes and
 screens, ``ctrl+p`` the command palette (every tool in play, every pane, the scorecard),
-``q`` quit; remappable keys (:mod:`tui.keymap`); toasts for effects off-screen; and
+``q`` quit; the run beneath help, the ``:`` prompt and the palette keeps refreshing
+(:mod:`tui.screens.base`); remappable keys (:mod:`tui.keymap`); toasts for effects off-screen; and
 :meth:`MarathonApp.report_error`, where every worker failure becomes a visible notice
 instead of a crash.
 
@@ -129,8 +131,12 @@ class MarathonApp(App[None]):
                 group[0].append(display)
         # the app's and screen's own keys (they have ids) first, then the focused widget's
         ordered = sorted(groups.items(), key=lambda kv: (kv[0].startswith("~"), kv[0]))
+        # keys of our own bindings (they all have ids) hide a built-in one on the same key; the rest of
+        # Textual's (focus, copy, scrolling) have no id: listed as such, they cannot be remapped by id
+        ours = {k for bid, (keys, _, _) in groups.items() if not bid.startswith("~") for k in keys}
         rows = [(" ".join(keys), (b.description or b.action) + ("" if enabled else " (unavailable now)"),
-                 b.id or "-") for _, (keys, b, enabled) in ordered]
+                 b.id or "(Textual's: no id)") for bid, (keys, b, enabled) in ordered
+                if not bid.startswith("~") or not set(keys) <= ours]
         hint = (f"Remap keys by binding id in {DEFAULT_PATH} (or ${ENV}, or --keymap FILE): "
                 'a [keymap] table of id = "key" pairs.')
         self.push_screen(HelpScreen(f"Keys · {type(screen).__name__.removesuffix('Screen')}", rows, hint))

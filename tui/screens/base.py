@@ -3,8 +3,18 @@ and the shared conventions (``p`` pause, ``/`` filter, ``esc`` back, number keys
 panes, ``s`` scorecard).
 
 The refresh cycle is a one-shot timer re-armed when a cycle finishes, so cycles never
-overlap; it skips while a dialog covers the screen (events wait in the source's feed and
-are applied in one batch afterwards). Each cycle drains the source, applies the events
+overlap. It keeps going beneath a dialog (a form, ``?`` help, the ``:`` prompt, a
+confirmation, the command palette): those are translucent modal screens, and Textual
+(8.2.8) composites the screen beneath them and forwards the regions its widgets mark dirty
+to the terminal update of the screen on top (``Screen.is_current`` is true for it), so
+the clock, alerts and health stay live while the player fills a form (Textual also marks
+such a screen for a full repaint after each forward, so every cycle would resend the whole
+terminal, ~10 KB at 120x36: the cycle clears that mark unless the layout moved, and a cycle
+with nothing new sends nothing). Beneath a dialog
+the cycle runs at most every :data:`DIALOG_REFRESH_S` and waits :data:`DIALOG_COST_FACTOR`
+times its own cost between cycles, so the dialog's keys get most of the UI thread; under an
+opaque screen (the scorecard) it skips, and events wait in the source's feed to be applied
+in one batch afterwards. Each cycle drains the source, applies the events
 to the :class:`~tui.model.RunModel`, and lets every visible pane re-render if what it
 shows changed. The running score is :func:`scoring.score.score_events` over the events so
 far, in a worker, no more often than every :data:`SCORE_MIN_INTERVAL_S` seconds and never
@@ -35,6 +45,12 @@ from tui.widgets.pane import Pane, ViewContext
 
 REFRESH_S = 0.25
 """Seconds between refresh cycles (4 frames a second is plenty for 15 s health samples)."""
+DIALOG_REFRESH_S = 0.5
+"""Seconds between refresh cycles while a dialog covers the screen (the clock shows whole seconds)."""
+COST_FACTOR = 2.0
+DIALOG_COST_FACTOR = 4.0
+"""A cycle waits at least this many times the last cycle's cost before the next (more beneath a dialog,
+where the player is typing)."""
 SCORE_MIN_INTERVAL_S = 1.0
 SCORE_MAX_DUTY = 0.2
 
@@ -114,16 +130,34 @@ class RunScreen(Screen[None]):
     def stop_source(self) -> None:
         """Stop them (subclasses)."""
 
+    @property
+    def covered(self) -> bool:
+        """Whether a dialog is open over this screen (it is still visible beneath it)."""
+        return self.app.screen is not self
+
     def _arm(self) -> None:
         # a slow cycle (a busy marathon) waits longer, so keys always get most of the UI thread
-        self._timer = self.set_timer(max(REFRESH_S, 2.0 * self._cycle_s), self._cycle)
+        if self.covered:
+            wait = max(DIALOG_REFRESH_S, DIALOG_COST_FACTOR * self._cycle_s)
+        else:
+            wait = max(REFRESH_S, COST_FACTOR * self._cycle_s)
+        self._timer = self.set_timer(wait, self._cycle)
 
     def _cycle(self) -> None:
         try:
-            if self.app.screen is self:
+            # is_current: this screen is on top, or visible beneath a translucent dialog (module docstring)
+            if self.is_current:
+                covered = self.covered
+                if covered:
+                    # Textual 8.2.8 marks a screen beneath a dialog for a full repaint each time it forwards
+                    # its dirty regions, so every message it handles repaints the whole terminal (~10 KB at
+                    # 120x36); only the regions the panes mark dirty need to go (module docstring) ...
+                    self._repaint_required = False
                 started = time.perf_counter()
                 self.refresh_now()
                 self._cycle_s = time.perf_counter() - started
+                if covered and self._layout_required:
+                    self._repaint_required = True  # ... unless the layout moves: then all of it
         except Exception as exc:  # a defect in a pane must not take the run down
             self.app.report_error("refreshing the panes", exc)  # type: ignore[attr-defined]
         finally:

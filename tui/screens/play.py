@@ -12,9 +12,19 @@ tools print into the output pane; reports are short forms (pick the alerts of an
 service, category and artifact of a root cause); act tools and ``resolve_incident`` open
 a confirmation that starts on Cancel and shows the exact call. Every call goes through
 :meth:`engine.run.session.RunSession.call_tool` -- the same policy layer and event stream
-as an agent's -- and the run is sealed into the same bundle format. Forms start from what
-the cursor is on in the alerts pane (an alert: its service; an incident: the incident and
-its root-cause service). The notes pane is the player's workspace.
+as an agent's -- and the run is sealed into the same bundle format.
+
+Forms follow the eye, k9s-style: a tool key acts on the row under the cursor of the
+focused pane (or of the pane focused last, when none is): on an alert, ``i`` opens an
+incident with it preselected and its workload and pod are the defaults; on an incident row,
+the incident and its root-cause service; on a health row (a service), ``l`` its logs, ``d``
+describes its deployment, ``x`` restarts one of its pods (the pod picker lists its pods
+first), ``b`` rolls it back, ``S`` scales it, ``r`` files its newest change as the root
+cause; on an actions-log row, the call's target and incident. The form names the row and,
+next to each prefilled value, where it came from; filters of read tools (``get_alerts
+--service``, ``kubectl_get --selector``) are suggested, never applied unseen
+(:class:`tui.screens.dialogs.ToolForm`). The panes keep updating beneath every form (see
+:mod:`tui.screens.base`). The notes pane is the player's workspace.
 
 At the end: the scorecard (numbers first), then the ground truth.
 """
@@ -37,16 +47,26 @@ from engine.run.session import RunSession
 from tui.messages import RunFinished, ScoreComputed, ToolDone
 from tui.model import fmt_clock
 from tui.screens.base import RunScreen
-from tui.screens.dialogs import NEEDS_CONFIRMATION, ConfirmCall, FormContext, QueryPrompt, ToolForm
+from tui.screens.dialogs import (
+    CATEGORY_OF_CHANGE,
+    NEEDS_CONFIRMATION,
+    READ_FILTERS,
+    ChangeOption,
+    ConfirmCall,
+    FormContext,
+    QueryPrompt,
+    ToolForm,
+)
 from tui.screens.watch import next_speed
 from tui.session import UI_YIELD_S, EventFeed
 from tui.widgets.actions import ActionsPane
-from tui.widgets.alerts import AlertsPane, alert_choice_label
+from tui.widgets.alerts import AlertsPane, alert_choice_label, alert_target
 from tui.widgets.faults import FaultsPane
 from tui.widgets.header import speed_label
 from tui.widgets.health import HealthPane
 from tui.widgets.notes import NOTES_FILE, NotesPane
 from tui.widgets.output import OutputPane, call_text
+from tui.widgets.pane import Pane
 from tui.widgets.score import ScorePane
 from tui.widgets.timeline import TimelinePane
 
@@ -84,6 +104,8 @@ class PlayScreen(RunScreen):
     """
 
     MODE = "PLAY"
+    AUTO_FOCUS = "#alerts-table"
+    """The alerts pane has the focus when the run starts (the faults pane, first in the tree, is hidden)."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "pause", "Pause", show=False, id="pause"),
         Binding("slash", "filter", "Filter", show=False, id="filter"),
@@ -111,6 +133,8 @@ class PlayScreen(RunScreen):
         """PromQL queries made, newest first (the prompt offers them as completions)."""
         self.sealed: RunFinished | None = None
         self._scorecard_shown = False
+        self.last_pane: str | None = None
+        """The pane that had the focus last (forms follow it when no pane has the focus)."""
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="row-top"):
@@ -210,33 +234,168 @@ class PlayScreen(RunScreen):
 
     # ------------------------------------------------------------------ tools
 
+    def on_descendant_focus(self, event: Any) -> None:
+        """Remember the pane the player last looked at (forms follow it when nothing has focus)."""
+        pane = self.pane_of(event.widget)
+        if pane is not None:
+            self.last_pane = pane.PANE_ID
+
+    def pane_of(self, widget: Any) -> Pane | None:
+        for node in widget.ancestors_with_self if widget is not None else ():
+            if isinstance(node, Pane):
+                return node
+        return None
+
+    def context_pane(self) -> str | None:
+        """The pane forms take their defaults from: the focused one, else the most recently focused one."""
+        pane = self.pane_of(self.focused)
+        if pane is not None:
+            return pane.PANE_ID
+        return self.last_pane
+
     def form_context(self, tool: str) -> FormContext:
-        """What the form for ``tool`` offers, starting from the alerts pane's cursor."""
+        """What the form for ``tool`` offers, starting from the row the player is on (module docstring).
+
+        The row is the cursor's in the focused pane (else the most recently focused one): an
+        alert gives its alert (preselected), workload, pod and incident; an incident row the
+        incident and its root-cause service; a health row the service; an actions row the
+        call's target and incident. Each default carries where it came from
+        (:attr:`FormContext.sources`), and filters of read tools are only suggested
+        (:data:`tui.screens.dialogs.READ_FILTERS`).
+        """
         model = self.model
         now = self.now
         incidents = sorted(model.incidents.values(), key=lambda i: (i.resolved_at is not None, -i.t))
+        recent = [a for a in sorted(model.alerts.values(), key=lambda a: -a.active_at)
+                  if a.active or (a.ended_at is not None and now - a.ended_at <= RECENT_ALERT_S)]
+        pod_sources = {p: "seen in tool output" for p in sorted(self.pods)}
+        for a in model.alerts.values():
+            if "pod" in a.labels:
+                pod_sources.setdefault(a.labels["pod"], f"alert {a.id} {a.rule}")
         ctx = FormContext(
             services=list(model.services) or sorted(model.service_names),
             incidents=[(i.id, f"{i.id} {i.title}" + (" (resolved)" if i.resolved_at is not None else ""))
                        for i in incidents],
-            alerts=[(a.id, alert_choice_label(a, model))
-                    for a in sorted(model.alerts.values(), key=lambda a: -a.active_at)
-                    if a.active or (a.ended_at is not None and now - a.ended_at <= RECENT_ALERT_S)],
-            pods=sorted(self.pods | {a.labels["pod"] for a in model.alerts.values() if "pod" in a.labels}),
+            alerts=[(a.id, alert_choice_label(a, model)) for a in recent],
+            alert_titles={a.id: (a.rule, alert_target(a)) for a in recent},
+            pods=sorted(pod_sources),
+            pod_sources=pod_sources,
             artifacts=[d.change for d in reversed(model.deploys)],
+            changes=[ChangeOption(d.change, d.service, d.kind, d.revision, d.t, d.summary)
+                     for d in reversed(model.deploys)],
         )
-        alert_id, incident = self.query_one(AlertsPane).selected(model)
-        if alert_id is not None and alert_id in model.alerts:
-            a = model.alerts[alert_id]
-            ctx.defaults["alerts"] = [alert_id]
-            if a.workload:
-                ctx.defaults.update(service=a.workload, deployment=a.workload)
-        if incident is not None:
-            ctx.defaults["incident"] = incident
-            rca = model.incidents[incident].rca
-            if rca:
-                ctx.defaults.update(service=rca["service"], deployment=rca["service"])
+        defaults, sources = ctx.defaults, ctx.sources
+
+        def put(source: str, **values: Any) -> None:
+            for k, v in values.items():
+                if v is not None and v != "":
+                    defaults[k] = v
+                    sources[k] = source
+
+        where = self.context_pane()
+        if where == "alerts":
+            alert_id, incident = self.query_one(AlertsPane).selected(model)
+            row_alert = model.alerts.get(alert_id) if alert_id is not None else None
+            if (alert := row_alert) is not None:
+                ctx.origin = f"alerts row {alert.id} {alert.rule} {alert_target(alert)}"
+                # Alertmanager's default grouping (alertname, service): the row's unassigned group-mates
+                where_of = alert.labels.get("service") or alert.workload
+                group = [a.id for a in recent if a.id != alert.id and a.state == "firing" and not a.incidents
+                         and a.rule == alert.rule and (a.labels.get("service") or a.workload) == where_of]
+                if tool == "report_incident" and group and not alert.incidents and where_of:
+                    put(f"alerts row {alert.id} and its group (firing {alert.rule} on {where_of}, unassigned)",
+                        alerts=[alert.id, *group])
+                else:
+                    put(f"alerts row {alert.id}", alerts=[alert.id])
+                put(f"alerts row {alert.id} (its workload)", service=alert.workload, deployment=alert.workload)
+                put(f"alerts row {alert.id} (its pod label)", pod=alert.labels.get("pod"))
+                put(f"alerts row {alert.id} (its rule)", alertname=alert.rule)
+            if incident is not None:
+                inc = model.incidents[incident]
+                if row_alert is None:
+                    ctx.origin = f"alerts row {incident} {inc.title}"
+                put(f"alerts row {'' if row_alert is None else row_alert.id + ' in '}{incident}", incident=incident)
+                if inc.rca:
+                    put(f"{incident}'s root cause", service=inc.rca["service"], deployment=inc.rca["service"])
+        elif where == "health":
+            service = self.query_one(HealthPane).selected()
+            if service is not None:
+                ctx.origin = f"health row {service}"
+                put("health row", service=service, deployment=service)
+                view = model.services.get(service)
+                if view is not None:
+                    put(f"health row ({view.ready}/{view.desired} ready: the desired count now)", replicas=view.desired)
+        elif where == "actions":
+            call = self.query_one(ActionsPane).selected(model)
+            if call is not None:
+                ctx.origin = f"actions row #{call.seq} {call.tool}"
+                src = f"actions row #{call.seq} ({call.tool})"
+                target = call.args.get("deployment") or call.args.get("service")
+                put(src, service=target, deployment=target, pod=call.args.get("pod"),
+                    incident=call.args.get("incident") if call.args.get("incident") in model.incidents else None)
+        self._derived_defaults(ctx, tool)
+        ctx.alerts = self._checklist_order(ctx)
         return ctx
+
+    def _checklist_order(self, ctx: FormContext) -> list[tuple[str, str]]:
+        """The incident checklist: the preselected alerts first, then the active ones (those of the same
+        workload or service as the first preselected one first), then those that ended, newest first within
+        each (so the alerts to add are a few rows away)."""
+        chosen = list(ctx.defaults.get("alerts", ()))
+        first = self.model.alerts.get(chosen[0]) if chosen else None
+        if first is None:
+            return ctx.alerts
+        near = {first.workload, first.labels.get("service"), alert_target(first)} - {None, "", "-"}
+
+        def related(aid: str) -> bool:
+            a = self.model.alerts[aid]
+            names = {a.workload, a.labels.get("service"), alert_target(a)} - {None, "", "-"}
+            pod = a.labels.get("pod", "")
+            return bool(names & near) or any(pod.startswith(f"{n}-") for n in near)
+
+        rank = {aid: i for i, aid in enumerate(chosen)}
+        alerts = self.model.alerts
+        return sorted(ctx.alerts, key=lambda item: (item[0] not in rank, rank.get(item[0], 0),
+                                                    not alerts[item[0]].active, not related(item[0])))
+
+    def _derived_defaults(self, ctx: FormContext, tool: str) -> None:
+        """Defaults that follow from the row's: the incident, the change, the category, the pod, the kind;
+        then the filters of a read tool become suggestions."""
+        model, defaults, sources = self.model, ctx.defaults, ctx.sources
+        open_ids = [i.id for i in model.open_incidents()]
+        if "incident" not in defaults and open_ids:
+            newest = max(model.open_incidents(), key=lambda i: i.t)
+            defaults["incident"] = newest.id
+            sources["incident"] = "the only open incident" if len(open_ids) == 1 else "the newest open incident"
+        service = defaults.get("service")
+        if service:
+            newest_change = next((c for c in ctx.changes if c.service == service), None)
+            if newest_change is not None:
+                defaults["artifact"] = newest_change.change
+                sources["artifact"] = f"newest deploy of {service}"
+                if newest_change.kind in CATEGORY_OF_CHANGE:
+                    defaults["category"] = CATEGORY_OF_CHANGE[newest_change.kind]
+                    sources["category"] = f"{newest_change.change} is a {newest_change.kind} change (a guess)"
+            if "pod" not in defaults:
+                mine = [p for p in ctx.pods if p.startswith(f"{service}-")]
+                if mine:
+                    defaults["pod"] = mine[0]
+                    sources["pod"] = f"a pod of {service} ({ctx.pod_sources[mine[0]]})"
+        if tool == "kubectl_describe":
+            if "pod" in defaults and sources.get("pod", "").startswith("alerts row"):
+                defaults.update(kind="pods", name=defaults["pod"])
+                sources.update(kind=sources["pod"], name=sources["pod"])
+            elif service:
+                defaults.update(kind="deployments", name=service)
+                sources.update(kind=sources["service"], name=sources["service"])
+        if tool == "kubectl_get" and service:
+            defaults["selector"] = {"app": service}
+            sources["selector"] = sources["service"]
+        if tool == "query_logs":
+            defaults.pop("pod", None)  # one of deployment/pod: the deployment's pods when the row names one
+        for name in READ_FILTERS.get(tool, ()):
+            if name in defaults:
+                ctx.suggested[name] = defaults.pop(name)
 
     def action_tool(self, name: str) -> None:
         """Open the form of tool ``name``; act calls are confirmed before they run."""

@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 
-from tui.model import CallView, fmt_clock
+from tui.model import CallView, RunModel, fmt_clock
 from tui.widgets.pane import Pane, ViewContext
 from tui.widgets.table import KeyedTable, matches
 
@@ -113,3 +113,11 @@ class ActionsPane(Pane):
         counts = f"{len(calls)} calls · {len(acts)} acts · {denied} denied"
         self.filter_counts = (len(rows), len(shown)) if ctx.needle else None  # the "/" filter's chip
         self.set_subtitle(f"{len(rows)} of {len(shown)} calls match · {counts}" if ctx.needle else counts)
+
+    def selected(self, model: RunModel) -> CallView | None:
+        """The tool call under the cursor (row keys are ``c<seq>``), for form defaults; None on no row."""
+        key = self.table.cursor_key()
+        if key is None or not key.startswith("c"):
+            return None
+        seq = int(key[1:])
+        return next((c for c in reversed(model.calls) if c.seq == seq), None)

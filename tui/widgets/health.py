@@ -277,3 +277,7 @@ class HealthPane(Pane):
         self.filter_counts = (len(rows), len(services)) if ctx.needle else None
         shown = f"{len(rows)} of {len(services)} services match · " if ctx.needle else ""
         self.set_subtitle(f"{shown}{bad}/{len(services)} unhealthy{route}")
+
+    def selected(self) -> str | None:
+        """The service under the cursor (row keys are service names), for the row actions and form defaults."""
+        return self.table.cursor_key()
