@@ -203,18 +203,28 @@ def test_a_cached_open_replays_exactly_what_a_verified_one_does(bundle: Path, tm
     assert load_bundle(copy).cached is True
     monkeypatch.setattr("tui.session.BUNDLE_CACHE_VERSION", "test")
     assert load_bundle(copy).cached is False
+    # a deferred write (the replay screen's, after its first frame) lands only when remembered
+    monkeypatch.setattr("tui.session.BUNDLE_CACHE_VERSION", "test-deferred")
+    deferred = load_bundle(copy, defer_write=True)
+    assert load_bundle(copy, defer_write=True).cached is False
+    deferred.remember()
+    assert load_bundle(copy).cached is True
 
 
 @aio
 async def test_replay_opens_from_the_cache_at_the_requested_time(bundle: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """``marathon replay --at`` from a cached bundle: the first frame is the run at that time,
-    and the scorer's inputs (the bundle's own app model and counterfactual) arrive after it."""
+    """``marathon replay``: the first open writes the cache after its first frame; the next,
+    ``--at``, opens from it: the first frame is the run at that time, and the scorer's inputs
+    (the bundle's own app model and counterfactual) arrive after it."""
     from tui.cli import build_parser, build_replay
-    from tui.session import load_bundle
 
     monkeypatch.setenv("SRE_MARATHON_CACHE", str(tmp_path / "cache"))
-    load_bundle(bundle)
+    first = build_replay(build_parser().parse_args(["replay", str(bundle), "--paused"]))
+    async with first.run_test(size=(120, 36)) as pilot:  # a miss: the entry is written after the first frame
+        opened = first.screen
+        assert isinstance(opened, ReplayScreen) and opened.bundle is not None and not opened.bundle.cached
+        await wait_for(pilot, lambda: opened.final_score is not None)
     app = build_replay(build_parser().parse_args(["replay", str(bundle), "--at", "7:30", "--paused"]))
     async with app.run_test(size=(120, 36)) as pilot:
         screen = app.screen

@@ -189,6 +189,15 @@ class LoadedBundle:
     cached: bool = False
     """Whether the events came from the replay cache (:func:`load_bundle`), not a scan of the bundle."""
     _inputs: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
+    _pending: tuple[str, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    def remember(self) -> None:
+        """Write the replay-cache entry that ``load_bundle(..., defer_write=True)`` left pending
+        (nothing if none is): encoding a marathon's events costs about 0.1 s, which the replay
+        spends after its first frame."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            _cache_put(*pending)
 
     def scoring_inputs(self) -> tuple[Any, Any]:
         """(the no-op counterfactual the bundle carries or None, the app model it carries or None).
@@ -269,7 +278,7 @@ def _cache_put(key: str, entry: dict[str, Any]) -> None:
         pass
 
 
-def load_bundle(path: str | Path, *, cache: bool = True) -> LoadedBundle:
+def load_bundle(path: str | Path, *, cache: bool = True, defer_write: bool = False) -> LoadedBundle:
     """Open and verify a bundle (or run directory) for replay.
 
     A bundle that does not verify is still replayed, with its first problem as the
@@ -287,6 +296,8 @@ def load_bundle(path: str | Path, *, cache: bool = True) -> LoadedBundle:
     Args:
         path: the bundle (``*.marathon``) or run directory.
         cache: read and write the replay cache (False: always verify).
+        defer_write: on a miss, leave the cache entry for :meth:`LoadedBundle.remember` to
+            write (the replay screen does, after its first frame) instead of writing it now.
 
     Raises:
         engine.bundle.format.NotARunError, engine.bundle.format.BundleError: not a readable run.
@@ -330,7 +341,10 @@ def load_bundle(path: str | Path, *, cache: bool = True) -> LoadedBundle:
     del report  # it holds every file of the run
     loaded = LoadedBundle(p, events, meta, integrity, schedule_text, members)
     if key is not None:
-        _cache_put(key, {"version": BUNDLE_CACHE_VERSION, "integrity": integrity, "meta": meta,
-                         "schedule_text": schedule_text, "members": members,
-                         "events": [(e.seq, e.t, e.kind, e.payload, e.prev, e.hash) for e in events]})
+        entry = {"version": BUNDLE_CACHE_VERSION, "integrity": integrity, "meta": meta,
+                 "schedule_text": schedule_text, "members": members,
+                 "events": [(e.seq, e.t, e.kind, e.payload, e.prev, e.hash) for e in events]}
+        loaded._pending = (key, entry)
+        if not defer_write:
+            loaded.remember()
     return loaded

@@ -111,7 +111,7 @@ class ReplayScreen(RunScreen):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, name="loading the bundle")
     def load(self) -> None:
-        bundle = load_bundle(self.path)
+        bundle = load_bundle(self.path, defer_write=True)
         index = ReplayIndex(bundle.events)
         self.post_message(BundleLoaded(bundle, index))
 
@@ -159,6 +159,8 @@ class ReplayScreen(RunScreen):
     def _final_score(self) -> None:
         # no arguments: Textual's ``work`` describes a worker by the repr of its arguments,
         # which for a marathon's events cost 60 ms of the first frame
+        if self.bundle is not None:
+            self.bundle.remember()  # the replay cache entry, when this open was a miss
         if not self._inputs_ready:
             self._use_scoring_inputs()
         assert self.index is not None
