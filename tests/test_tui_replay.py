@@ -164,3 +164,76 @@ def test_replay_command_line(bundle: Path) -> None:
     assert (screen.playhead, screen.playing, screen.speed) == (300.0, False, 30.0)
     with pytest.raises(FileNotFoundError):
         build_replay(build_parser().parse_args(["replay", "/nonexistent.marathon"]))
+
+
+def _model_state(m: RunModel) -> tuple[Any, ...]:
+    return (m.seq, m.t, m.alerts, m.calls, m.services, m.faults, m.incidents, m.ended)
+
+
+def test_a_cached_open_replays_exactly_what_a_verified_one_does(bundle: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay cache (``tui.session.load_bundle``): the second open of a bundle reads the
+    events from the cache, and the model at any run time, by keyframe, equals reducing the
+    verified events from the start; another bundle's bytes are a miss."""
+    from tui.seek import ReplayIndex
+    from tui.session import bundle_cache_dir, load_bundle
+
+    monkeypatch.setenv("SRE_MARATHON_CACHE", str(tmp_path / "cache"))
+    first = load_bundle(bundle)
+    again = load_bundle(bundle)
+    assert (first.cached, again.cached) == (False, True) and any(bundle_cache_dir().glob("*.marshal"))
+    assert [e.to_dict() for e in again.events] == [e.to_dict() for e in first.events]
+    assert [e.to_json() for e in again.events] == [e.to_json() for e in first.events]  # hash and prev too
+    assert (again.meta, again.integrity, again.schedule_text) == (first.meta, first.integrity, first.schedule_text)
+    assert again.integrity == "sealed"
+    cf, app_model = again.scoring_inputs()
+    assert cf is not None and cf.to_dict() == first.counterfactual.to_dict()
+    assert app_model is not None and app_model == first.app_model
+    verified = load_bundle(bundle, cache=False).events
+    index = ReplayIndex(again.events, every=7)  # many keyframes: most seeks restore one
+    end = verified[-1].t
+    for t in (0.0, 59.0, 60.0, 287.5, end / 3, end / 2, end - 1.0, end):
+        expected = RunModel()
+        expected.apply_many([e for e in verified if e.t <= t + 1e-9])
+        expected.advance_clock(t)
+        assert _model_state(index.model_at(t)) == _model_state(expected), t
+    # the key is the bytes (not the path) and the code: a copy is a hit, another cache version a miss
+    copy = tmp_path / "copy.marathon"
+    copy.write_bytes(bundle.read_bytes())
+    assert load_bundle(copy).cached is True
+    monkeypatch.setattr("tui.session.BUNDLE_CACHE_VERSION", "test")
+    assert load_bundle(copy).cached is False
+    # a deferred write (the replay screen's, after its first frame) lands only when remembered
+    monkeypatch.setattr("tui.session.BUNDLE_CACHE_VERSION", "test-deferred")
+    deferred = load_bundle(copy, defer_write=True)
+    assert load_bundle(copy, defer_write=True).cached is False
+    deferred.remember()
+    assert load_bundle(copy).cached is True
+
+
+@aio
+async def test_replay_opens_from_the_cache_at_the_requested_time(bundle: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``marathon replay``: the first open writes the cache after its first frame; the next,
+    ``--at``, opens from it: the first frame is the run at that time, and the scorer's inputs
+    (the bundle's own app model and counterfactual) arrive after it."""
+    from tui.cli import build_parser, build_replay
+
+    monkeypatch.setenv("SRE_MARATHON_CACHE", str(tmp_path / "cache"))
+    first = build_replay(build_parser().parse_args(["replay", str(bundle), "--paused"]))
+    async with first.run_test(size=(120, 36)) as pilot:  # a miss: the entry is written after the first frame
+        opened = first.screen
+        assert isinstance(opened, ReplayScreen) and opened.bundle is not None and not opened.bundle.cached
+        await wait_for(pilot, lambda: opened.final_score is not None)
+    app = build_replay(build_parser().parse_args(["replay", str(bundle), "--at", "7:30", "--paused"]))
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        assert screen.bundle is not None and screen.bundle.cached
+        await pilot.pause()
+        assert screen.playhead == 450.0 and same_as_reduced(screen)
+        await wait_for(pilot, lambda: screen.final_score is not None)
+        assert screen.scorer.counterfactual is not None
+        expected = score_events(open_bundle(bundle).events, counterfactual=screen.bundle.counterfactual,
+                                app=screen.bundle.app_model)
+        assert screen.final_score.score == expected  # type: ignore[union-attr]

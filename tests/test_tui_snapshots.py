@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tui.screenshots import make_bundle, shots
+from tui.screenshots import make_bundle, make_marathon_bundle, shots
 
 NAMES = [s.name for s in shots(Path("unused.marathon"))]
 
@@ -22,7 +22,14 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_bundle(tmp_path_factory.mktemp("snapshots"))
 
 
+@pytest.fixture(scope="module")
+def marathon(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Online Boutique marathon's bundle (about 5 s to record), for the ``*-marathon`` shots."""
+    return make_marathon_bundle(tmp_path_factory.mktemp("snapshots-marathon"))
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_screen_snapshot(name: str, bundle: Path, snap_compare: Any) -> None:
-    shot = next(s for s in shots(bundle) if s.name == name)
+def test_screen_snapshot(name: str, bundle: Path, request: pytest.FixtureRequest, snap_compare: Any) -> None:
+    long = request.getfixturevalue("marathon") if "marathon" in name else None
+    shot = next(s for s in shots(bundle, long) if s.name == name)
     assert snap_compare(shot.build(), terminal_size=shot.size, run_before=shot.run_before)

@@ -224,7 +224,7 @@ def build_replay(args: argparse.Namespace) -> Any:
     keymap = _keymap(args)
     # Loaded before the app starts, so a file that is no run fails here with its reason.
     try:
-        bundle = load_bundle(args.bundle)
+        bundle = load_bundle(args.bundle, defer_write=True)  # the cache is written after the first frame
         if not bundle.events or bundle.events[0].kind != "run.start":
             raise ValueError("no run.start event")
         index = ReplayIndex(bundle.events)

@@ -5,15 +5,16 @@ Tests capture them with ``App.run_test(message_hook=...)``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from engine.operate.tools import ToolResult
-from engine.run.session import SealOutcome
-from tui.scorecalc import ScoreResult
-from tui.seek import ReplayIndex
-from tui.session import LoadedBundle
+if TYPE_CHECKING:  # annotations only: the tool layer and the run session cost replay 0.3 s of imports
+    from engine.operate.tools import ToolResult
+    from engine.run.session import SealOutcome
+    from tui.scorecalc import ScoreResult
+    from tui.seek import ReplayIndex
+    from tui.session import LoadedBundle
 
 
 class RunFinished(Message, bubble=False):

@@ -12,6 +12,12 @@ builders, so the pictures in ``screenshots/`` are the tested screens.
 The scripted player (:func:`human_moves`) does what the play test does through the
 forms: at 4:45 it groups the payment alerts into an incident, names ``paymentservice``,
 ``code-bug`` and the change ``chg-0001`` as the root cause, and rolls the deployment back.
+
+The marathon shots (``*-marathon``) use the generated Online Boutique marathon of seed 1
+(90 minutes, 52 faults; :data:`MARATHON_REGIME`), the cheapest deterministic marathon: the
+runbook agent's run records and seals in about 5 s (:func:`make_marathon_bundle`), the
+watch and play shots drive the engine to :data:`MARATHON_AT`. Every screen has a shot at
+120x36 and at 80x24.
 """
 
 from __future__ import annotations
@@ -51,6 +57,11 @@ MOVES_AT = 285.0
 NOTES = "1:39 chg-0001 payment deploy, then checkout 5xx\nrollback paymentservice, watch checkout\n"
 
 
+MARATHON_REGIME = "marathon"
+MARATHON_AT = 2700.0
+"""Run time of the marathon shots (45:00: faults overlapping, incidents open and resolved)."""
+
+
 SCENARIO = Path(__file__).resolve().parent / "scenarios" / "payment-short5.yaml"
 """The fixed schedule of the screenshots and the terminal-app tests (independent of the
 generator, so the pictures and the tests keep their story when the catalog changes)."""
@@ -62,15 +73,24 @@ def schedule() -> Any:
     return load_schedule(SCENARIO)
 
 
+def marathon_schedule() -> Any:
+    """The generated Online Boutique marathon, seed 1 (module docstring)."""
+    from faults.generator import generate
+
+    return generate(APP, SEED, MARATHON_REGIME)
+
+
 def _app(make: Callable[[], Any]) -> MarathonApp:
     return MarathonApp(make, cursor_blink=False)
 
 
-def watch_app(t: float = 480.0) -> MarathonApp:
-    """``marathon watch`` of the runbook agent, stopped at run time ``t``."""
+def watch_app(t: float = 480.0, *, marathon: bool = False) -> MarathonApp:
+    """``marathon watch`` of the runbook agent, stopped at run time ``t`` (of the short-5
+    scenario, or of the marathon)."""
     from engine.operate.operators import make_operator
 
-    session = RunSession(schedule(), operator=make_operator("runbook"), speed=None)
+    session = RunSession(marathon_schedule() if marathon else schedule(), operator=make_operator("runbook"),
+                         speed=None)
     session.advance_to(t)
 
     def make() -> WatchScreen:
@@ -81,9 +101,10 @@ def watch_app(t: float = 480.0) -> MarathonApp:
     return _app(make)
 
 
-def play_session(run_dir: str | Path | None = None) -> RunSession:
+def play_session(run_dir: str | Path | None = None, *, marathon: bool = False) -> RunSession:
     """A scored play session (1x wall clock, tool calls cost no run time), not started."""
-    return RunSession(schedule(), operator=HumanOperator(), run_dir=run_dir, speed=1.0, spend_time=False)
+    return RunSession(marathon_schedule() if marathon else schedule(), operator=HumanOperator(), run_dir=run_dir,
+                      speed=1.0, spend_time=False)
 
 
 def payment_alerts(session: RunSession) -> list[str]:
@@ -122,10 +143,12 @@ def human_moves(session: RunSession) -> list[tuple[str, dict[str, Any], ToolResu
     return out
 
 
-def play_app(*, moves: bool = True, end: bool = False) -> MarathonApp:
-    """``marathon play`` at :data:`MOVES_AT` after the scripted moves, or at the end of the run."""
-    session = play_session()
-    session.advance_to(MOVES_AT)
+def play_app(*, moves: bool = True, end: bool = False, marathon: bool = False) -> MarathonApp:
+    """``marathon play`` at :data:`MOVES_AT` after the scripted moves, or at the end of the run
+    (the marathon: at :data:`MARATHON_AT`, no scripted moves)."""
+    session = play_session(marathon=marathon)
+    session.advance_to(MARATHON_AT if marathon else MOVES_AT)
+    moves = moves and not marathon
     done = human_moves(session) if moves else []
     if end:
         session.advance_to(session.run.end_t)
@@ -160,6 +183,32 @@ def make_bundle(directory: Path) -> Path:
     run = Orchestrator(schedule(), seed=SEED, operator=make_operator("runbook"), run_dir=run_dir)
     run.run()
     return seal_run(run_dir)
+
+
+def make_marathon_bundle(directory: Path) -> Path:
+    """Record and seal the runbook's run of the marathon (module docstring) into ``directory``; the bundle path."""
+    from engine.operate.operators import make_operator
+    from engine.run.orchestrator import Orchestrator
+    from engine.run.sealinputs import seal_run
+
+    run_dir = directory / f"{APP}-{MARATHON_REGIME}-seed{SEED}-runbook"
+    run = Orchestrator(marathon_schedule(), seed=SEED, operator=make_operator("runbook"), run_dir=run_dir)
+    run.run()
+    return seal_run(run_dir)
+
+
+_marathon_bundles: dict[str, Path] = {}
+
+
+def marathon_bundle() -> Path:
+    """The marathon bundle, recorded once per process into a temporary directory (removed at exit)."""
+    if "bundle" not in _marathon_bundles:
+        import atexit
+
+        tmp = tempfile.TemporaryDirectory(prefix="marathon-shots-")
+        atexit.register(tmp.cleanup)
+        _marathon_bundles["bundle"] = make_marathon_bundle(Path(tmp.name))
+    return _marathon_bundles["bundle"]
 
 
 def replay_app(bundle: Path, at: float = 600.0) -> MarathonApp:
@@ -234,9 +283,21 @@ async def _rca_form(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-def shots(bundle: Path) -> list[Shot]:
-    """Every screen, in the order the README shows them."""
-    return [
+async def _form(pilot: Pilot[Any]) -> None:
+    """The root-cause form, opened on the play screen as it stands (no scripted moves)."""
+    await pilot.press("r")
+    await pilot.pause()
+
+
+def shots(bundle: Path, marathon: Path | None = None) -> list[Shot]:
+    """Every screen, in the order the README shows them: the short-5 scenario's ``bundle``,
+    then the marathon's (``marathon``; None: :func:`marathon_bundle`, recorded on first use).
+    Every screen of the issue-18 list (watch, play with a form open, replay, the scorecard)
+    at 120x36 and at 80x24, on the short run and on the marathon."""
+    def long() -> Path:
+        return marathon if marathon is not None else marathon_bundle()
+
+    short = [
         Shot("watch", WIDE, lambda: watch_app(480.0), _press(),
              "marathon watch: the runbook agent at 8:00 of a short-5 run"),
         Shot("watch-80x24", SMALL, lambda: watch_app(480.0), _press(), "the same at 80x24"),
@@ -245,6 +306,8 @@ def shots(bundle: Path) -> list[Shot]:
              "marathon play: an incident reported, its root cause filed, a rollback done"),
         Shot("play-form", WIDE, lambda: play_app(moves=False), _press(before=_rca_form),
              "the root-cause form"),
+        Shot("play-form-80x24", SMALL, lambda: play_app(moves=False), _press(before=_rca_form),
+             "the root-cause form at 80x24"),
         Shot("play-confirm", WIDE, play_app, _press("b", "ctrl+s", before=show_scripted_output),
              "an act call waits for confirmation, on Cancel"),
         Shot("play-query", WIDE, lambda: play_app(moves=False), _press(before=show_query),
@@ -255,9 +318,27 @@ def shots(bundle: Path) -> list[Shot]:
              "then the ground truth"),
         Shot("replay", WIDE, lambda: replay_app(bundle, 600.0), _press(),
              "marathon replay: the sealed bundle at 10:00"),
+        Shot("replay-80x24", SMALL, lambda: replay_app(bundle, 600.0), _press(), "the same at 80x24"),
         Shot("replay-scorecard", WIDE, lambda: replay_app(bundle, 600.0), _press("s"),
              "the scorecard of a replay"),
+        Shot("replay-scorecard-80x24", SMALL, lambda: replay_app(bundle, 600.0), _press("s"),
+             "the scorecard of a replay at 80x24"),
     ]
+    at = MARATHON_AT
+    long_shots = []
+    for suffix, size in (("", WIDE), ("-80x24", SMALL)):
+        where = f"at {size[0]}x{size[1]}"
+        long_shots += [
+            Shot(f"watch-marathon{suffix}", size, lambda: watch_app(at, marathon=True), _press(),
+                 f"marathon watch of an Online Boutique marathon at 45:00, {where}"),
+            Shot(f"play-form-marathon{suffix}", size, lambda: play_app(marathon=True), _press(before=_form),
+                 f"the root-cause form over a marathon at 45:00, {where}"),
+            Shot(f"replay-marathon{suffix}", size, lambda: replay_app(long(), at), _press(),
+                 f"the marathon's sealed bundle replayed at 45:00, {where}"),
+            Shot(f"replay-scorecard-marathon{suffix}", size, lambda: replay_app(long(), at), _press("s"),
+                 f"the marathon's scorecard, {where}"),
+        ]
+    return short + long_shots
 
 
 def play_screen(app: App[Any]) -> PlayScreen:
@@ -308,7 +389,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="marathon-shots-") as tmp:
         bundle = make_bundle(Path(tmp))
-        for shot in shots(bundle):
+        wanted = [s for s in shots(bundle) if not args.only or s.name in args.only]
+        marathon = make_marathon_bundle(Path(tmp)) if any("marathon" in s.name for s in wanted) else None
+        for shot in shots(bundle, marathon):
             if args.only and shot.name not in args.only:
                 continue
             svg = asyncio.run(take(shot))

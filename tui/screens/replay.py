@@ -8,6 +8,11 @@ the timeline, ``home``/``end``). Seeking restores the nearest keyframe
 (:class:`tui.seek.ReplayIndex`). The timeline draws the whole run and dims what lies after
 the playhead; stage progress comes from the bundle's final score; the score pane scores
 the events up to the playhead.
+
+Opening is cheap (issue 18: a marathon bundle in under 1 s, ``benchmarks/bench_tui.py``): the
+bundle is read once and then from the replay cache (:func:`tui.session.load_bundle`), the
+first frame is drawn before the scorer's inputs (the bundle's app model and counterfactual)
+are parsed, and the score panes fill in from a worker after it.
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ from tui.messages import BundleLoaded
 from tui.model import fmt_clock
 from tui.scorecalc import ScoreResult
 from tui.screens.base import RunScreen
-from tui.screens.watch import next_speed
 from tui.seek import KEYFRAME_EVERY, ReplayIndex
 from tui.session import LoadedBundle, load_bundle
 from tui.widgets.actions import ActionsPane
@@ -84,6 +88,7 @@ class ReplayScreen(RunScreen):
         self.applied = 0
         self._wall = time.monotonic()
         self._preloaded = loaded
+        self._inputs_ready = False
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="row-top"):
@@ -106,7 +111,7 @@ class ReplayScreen(RunScreen):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, name="loading the bundle")
     def load(self) -> None:
-        bundle = load_bundle(self.path)
+        bundle = load_bundle(self.path, defer_write=True)
         index = ReplayIndex(bundle.events)
         self.post_message(BundleLoaded(bundle, index))
 
@@ -117,13 +122,6 @@ class ReplayScreen(RunScreen):
     def _loaded(self, bundle: LoadedBundle, index: ReplayIndex) -> None:
         self.bundle = bundle
         self.index = index
-        if bundle.app_model is not None:
-            self.scorer.use_app(str(bundle.meta.get("app")), bundle.app_model)
-        if bundle.counterfactual is not None:
-            self.scorer.counterfactual = bundle.counterfactual
-        elif bundle.schedule_text and bundle.meta.get("app") is not None:
-            self.scorer.use_schedule(str(bundle.meta["app"]), int(bundle.meta.get("seed", 0)), bundle.schedule_text,
-                                     wait=self.inline_score)
         self.set_notice("" if bundle.integrity == "sealed" else bundle.integrity,
                         error=bundle.integrity.startswith("DOES NOT"))
         self.query_one(TimelinePane).full_model = index.final
@@ -131,11 +129,42 @@ class ReplayScreen(RunScreen):
         self.playhead = min(self.playhead, index.end_t)
         self._seek_model(self.playhead)
         self._wall = time.monotonic()
-        self._final_score(index.events)
+        if self.inline_score:
+            self._use_scoring_inputs()
+            self._final_score()
+        else:
+            # the first frame is drawn before the scorer's inputs are parsed (about 0.25 s for
+            # a marathon's app model): a worker started now would share the interpreter with it
+            self.call_after_refresh(self._final_score)
 
-    @work(thread=True, exclusive=True, group="final-score", exit_on_error=False, name="scoring the bundle")
-    def _final_score(self, events: list[Event]) -> None:
-        result = self.scorer.score(events)
+    def _use_scoring_inputs(self) -> None:
+        """Give the scorer the bundle's own app model and counterfactual (or re-simulate one)."""
+        assert self.bundle is not None
+        bundle = self.bundle
+        counterfactual, app_model = bundle.scoring_inputs()
+        if app_model is not None:
+            self.scorer.use_app(str(bundle.meta.get("app")), app_model)
+        if counterfactual is not None:
+            self.scorer.counterfactual = counterfactual
+        elif bundle.schedule_text and bundle.meta.get("app") is not None:
+            self.scorer.use_schedule(str(bundle.meta["app"]), int(bundle.meta.get("seed", 0)), bundle.schedule_text,
+                                     wait=self.inline_score)
+        self._inputs_ready = True
+
+    def wants_score(self) -> bool:
+        return self._inputs_ready and super().wants_score()
+
+    @work(thread=True, exclusive=True, group="final-score", exit_on_error=False, name="scoring the bundle",
+          description="scoring the bundle")
+    def _final_score(self) -> None:
+        # no arguments: Textual's ``work`` describes a worker by the repr of its arguments,
+        # which for a marathon's events cost 60 ms of the first frame
+        if self.bundle is not None:
+            self.bundle.remember()  # the replay cache entry, when this open was a miss
+        if not self._inputs_ready:
+            self._use_scoring_inputs()
+        assert self.index is not None
+        result = self.scorer.score(self.index.events)
         if result is not None:
             from tui.messages import ScoreComputed
 
@@ -233,10 +262,14 @@ class ReplayScreen(RunScreen):
         self.seek(self.playhead + direction * STEP_S)
 
     def action_faster(self) -> None:
+        from tui.screens.watch import next_speed  # not at the top: watch imports the run engine
+
         self.speed = next_speed(self.speed, 1)
         self.update_panes()
 
     def action_slower(self) -> None:
+        from tui.screens.watch import next_speed
+
         self.speed = next_speed(self.speed, -1)
         self.update_panes()
 

@@ -135,8 +135,20 @@ class KeyedTable(ScrollView, can_focus=True):
 
     def _resize_virtual(self) -> None:
         size = Size(self.total_width, len(self._order) + 1)
-        if size != self.virtual_size:
-            self.virtual_size = size
+        old = self.virtual_size
+        if size == old:
+            return
+        box = self.container_size
+        if (self.is_mounted and box.height and old.width == size.width
+                and (old.height > box.height) == (size.height > box.height)):
+            # Rows came or went but the scrollbars stay as they are: setting ``virtual_size``
+            # would lay out the whole screen, and a layout repaints every scrollbar of every
+            # table (a Train Ticket watch at full speed: a layout on most refresh cycles).
+            self.set_reactive(KeyedTable.virtual_size, size)
+            if self.show_vertical_scrollbar:
+                self._scroll_update(size)  # the thumb's length and position
+            return
+        self.virtual_size = size
 
     def on_mount(self) -> None:
         self._set_widths(self.widths_for(self.size.width or 80))

@@ -19,6 +19,7 @@ from typing import Any
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
 
@@ -102,12 +103,42 @@ class TimelineView(Widget):
         super().__init__(**kwargs)
         self.data: TimelineData | None = None
         self._lanes = 0
+        self._shown = 0
+        self._drawn: tuple[Any, list[Text], list[Any]] | None = None
+        """(what the lines were drawn for, the lines, each line's signature)."""
 
     def show(self, data: TimelineData) -> None:
+        """Draw ``data``: only the lines that changed are marked for repaint (one line of the
+        playhead's column moving is not the whole picture sent to the terminal again)."""
         self.data = data
+        self._shown += 1
         lanes = self.lanes_needed()
-        self.refresh(layout=lanes != self._lanes)
-        self._lanes = lanes
+        if lanes != self._lanes or not self.is_mounted or not self.size.height:
+            self._lanes = lanes
+            self._drawn = None
+            self.refresh(layout=True)
+            return
+        before = self._drawn
+        lines = self._lines_now()
+        after = self._drawn
+        if before is None or after is None or before[0][1:] != after[0][1:]:  # another size
+            self.refresh()
+            return
+        width = self.size.width
+        for y, (old, new) in enumerate(zip(before[2], after[2], strict=False)):
+            if old != new:
+                self.refresh(Region(0, y, width, 1))
+        del lines
+
+    def _lines_now(self) -> list[Text]:
+        """The lines for the current size and data, drawn once per :meth:`show`."""
+        assert self.data is not None
+        height = self.size.height or 8
+        key = (self._shown, height, self.size.width)
+        if self._drawn is None or self._drawn[0] != key:
+            lines = self.lines(height)
+            self._drawn = (key, lines, [(ln.plain, str(ln.style), tuple(ln.spans)) for ln in lines])
+        return self._drawn[1]
 
     def lanes_needed(self) -> int:
         """Fault lanes the whole picture needs (1 while faults are hidden or none was injected)."""
@@ -135,7 +166,7 @@ class TimelineView(Widget):
     def render(self) -> Text:
         if self.data is None:
             return Text("waiting for the run to start...", style="dim")
-        return Text("\n").join(self.lines(self.size.height or 8))
+        return Text("\n").join(self._lines_now())
 
     def lines(self, height: int) -> list[Text]:
         """The timeline as ``height`` lines of text."""
