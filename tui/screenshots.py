@@ -323,6 +323,12 @@ def shots(bundle: Path, marathon: Path | None = None) -> list[Shot]:
              "the scorecard of a replay"),
         Shot("replay-scorecard-80x24", SMALL, lambda: replay_app(bundle, 600.0), _press("s"),
              "the scorecard of a replay at 80x24"),
+        Shot("play-trail", WIDE, lambda: play_app(end=True), _press("enter", "enter", before=_finish),
+             "after the reveal, enter on a fault: the evidence trail the scorer used"),
+        Shot("play-trail-80x24", SMALL, lambda: play_app(end=True), _press("enter", "enter", before=_finish),
+             "the evidence trail at 80x24"),
+        Shot("replay-trail", WIDE, lambda: replay_app(bundle, 600.0), _press("s", "down", "enter"),
+             "a replay's scorecard, enter on a fault: its evidence trail"),
     ]
     at = MARATHON_AT
     long_shots = []
@@ -337,6 +343,8 @@ def shots(bundle: Path, marathon: Path | None = None) -> list[Shot]:
                  f"the marathon's sealed bundle replayed at 45:00, {where}"),
             Shot(f"replay-scorecard-marathon{suffix}", size, lambda: replay_app(long(), at), _press("s"),
                  f"the marathon's scorecard, {where}"),
+            Shot(f"replay-trail-marathon{suffix}", size, lambda: replay_app(long(), at), _press("s", "enter"),
+                 f"the evidence trail of the marathon's first fault, {where}"),
         ]
     return short + long_shots
 
