@@ -203,7 +203,7 @@ async def test_the_scorecard_opens_a_faults_trail_after_the_reveal_only() -> Non
         await pilot.pause()
         trail = app.screen
         assert isinstance(trail, FaultTrailScreen) and trail.fault == "f1" and calls == [1]
-        body = str(trail.query_one("#trail-body").render())
+        body = trail.body_text
         assert "INC-0001" in body and "judged to be about f2" in body and "below the 50% purity" in body
         assert {b.binding.id for b in trail.active_bindings.values()} >= {"trail-close", "trail-previous",
                                                                             "trail-next"}
@@ -250,5 +250,5 @@ async def test_the_replay_scorecard_explains_a_fault(bundle: Path) -> None:
         await pilot.pause()
         trail = app.screen
         assert isinstance(trail, FaultTrailScreen) and trail.fault == handled
-        body = str(trail.query_one("#trail-body").render())
+        body = trail.body_text
         assert "recovery at" in body and "pass restart" in body and "no-op run: probe failing at" in body

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 from textual.actions import SkipAction
 from textual.app import ComposeResult
@@ -144,33 +146,32 @@ class ScorecardScreen(Screen[None]):
         self.dismiss(None)
 
 
-def trail_text(trail: FaultTrail) -> Text:
+def trail_text(trail: FaultTrail) -> Group:
     """A trail's lines (:func:`scoring.explain.trail_lines`) styled for the terminal: the heading
-    bold, section lines bold, failed gates red, passed ones green. Indents are no-break spaces
-    (the terminal's wrapping drops leading blanks)."""
+    bold, section lines bold, failed gates red, passed ones green. Each line keeps its indent
+    when the terminal wraps it (a padded block per line, not leading blanks)."""
     sections = ("alerts supporting it", "related-looking alerts that did not count", "incidents", "RCA", "repair")
-    out = Text()
+    blocks = []
     for i, line in enumerate(trail_lines(trail)):
-        if i:
-            out.append("\n")
         body = line.lstrip()
-        indent = "\u00a0" * (len(line) - len(body))
-        out.append(indent, style="dim")  # its own segment: SVG screenshots keep it
+        indent = len(line) - len(body)
+        out = Text()
         head, colon, rest = body.partition(":")
         if i == 0:
             out.append(body, style="bold")
-        elif indent == "\u00a0" * 2 and colon and head in sections:
+        elif indent == 2 and colon and head in sections:
             out.append(head + ":", style="bold cyan")
             out.append(rest)
         elif body.startswith(("FAIL ", "pass ", "n/a ")):
             mark, _, rest = body.partition(" ")
             out.append(mark, style={"FAIL": "bold red", "pass": "green"}.get(mark, "dim"))
             out.append(" " + rest)
-        elif len(indent) == 2:
+        elif indent == 2:
             out.append(body, style="yellow")
         else:
             out.append(body)
-    return out
+        blocks.append(Padding(out, (0, 0, 0, indent)) if indent else out)
+    return Group(*blocks)
 
 
 class FaultTrailScreen(Screen[None]):
@@ -202,6 +203,8 @@ class FaultTrailScreen(Screen[None]):
         self.order = order
         self.fault = fault
         self.header = header
+        self.body_text = ""
+        """The trail shown, as plain text (what a reader sees, without the wrapping)."""
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
@@ -221,7 +224,10 @@ class FaultTrailScreen(Screen[None]):
         self.query_one("#trail-title", Label).update(Text.assemble(
             ("Evidence trail · ", "bold"), (f"{self.fault} ({n} of {len(self.order)})", ""),
             (" · what the scorer used for this fault" if (self.app.size.width or 0) >= 110 else "", "dim")))
-        self.query_one("#trail-body", Static).update(trail_text(t))
+        body = trail_text(t)
+        self.body_text = "\n".join((b.renderable if isinstance(b, Padding) else b).plain  # type: ignore[union-attr]
+                                   for b in body.renderables)
+        self.query_one("#trail-body", Static).update(body)
         self.query_one("#trail-scroll", VerticalScroll).scroll_home(animate=False)
 
     def action_step(self, step: int) -> None:
