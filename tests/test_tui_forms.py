@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.command import CommandPalette
 from textual.widgets import Button, Checkbox, Input, Select, SelectionList, TextArea
 
@@ -387,6 +388,17 @@ async def test_keys_at_key_repeat_speed_all_land(tmp_path: Path) -> None:
         await pilot.pause()
         want = [checklist.get_option_at_index(i).value for i in range(5)]
         assert sorted(checklist.selected) == sorted(want)
+        # the same keys arriving in one read from the terminal (a burst: key repeat, a laggy ssh link):
+        # every key is queued before the first toggle is handled, and each toggle must still land on
+        # the row it was pressed on (Textual's own SelectionList toggles the last row three times)
+        checklist.deselect_all()
+        checklist.highlighted = 0
+        await pilot.pause()
+        for key, char in [("down", None), ("space", " ")] * 3:
+            app.post_message(events.Key(key, char))
+        await pilot.pause(0.3)
+        assert checklist.highlighted == 3
+        assert sorted(checklist.selected) == sorted(checklist.get_option_at_index(i).value for i in (1, 2, 3))
         await pilot.press("escape")
         # tab right after a select, then typing: every character lands in the next field
         await pilot.press("K")

@@ -150,6 +150,23 @@ class FormContext:
     origin: str = ""
 
 
+class Checklist(SelectionList[str]):
+    """A :class:`~textual.widgets.SelectionList` whose toggles land on the option each key was
+    pressed on.
+
+    Textual 8.2.8's SelectionList toggles the option highlighted when its ``OptionSelected``
+    message is *handled*, not the one it was posted for. Keys that reach the app in one read
+    (a burst of ``down space down space``: fast typing, key repeat, a laggy ssh link) move the
+    highlight through every row before the first message is handled, so all the toggles fall
+    on the last row and cancel out in pairs. Here each message toggles its own ``option_index``.
+    """
+
+    def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        event.prevent_default()  # the base class would toggle the highlighted option again
+        self.toggle(self.get_option_at_index(event.option_index))
+
+
 def field_kind(name: str, info: FieldInfo) -> tuple[str, tuple[Any, ...]]:
     """How a tool argument is edited: (kind, choices).
 
@@ -330,7 +347,7 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
                          id=wid, compact=True)
         if kind == "alerts":
             chosen = set(self.ctx.defaults.get("alerts", ()))
-            return SelectionList[str](*(Selection(label, aid, aid in chosen) for aid, label in self.ctx.alerts),
+            return Checklist(*(Selection(label, aid, aid in chosen) for aid, label in self.ctx.alerts),
                                       id=wid)
         if kind == "selector":
             return Input("" if not default else _show(default), placeholder="key=value,key=value", id=wid,
