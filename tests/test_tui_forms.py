@@ -412,3 +412,34 @@ async def test_keys_at_key_repeat_speed_all_land(tmp_path: Path) -> None:
         done = [m for m in messages if isinstance(m, ToolDone)][-1]
         assert done.tool == "kubectl_get" and done.args.get("name") == "cartservice", done.args
         assert done.args["kind"] == kinds[0]
+
+
+@aio
+async def test_the_root_cause_form_never_suggests_the_players_own_rollback(tmp_path: Path) -> None:
+    """Repair first, report after (the usual order): the RCA's artifact must not default to the
+    rollback the player just made, but to the newest change of the service that is not a rollback,
+    a revert or the player's own."""
+    app, session, _ = play_app(tmp_path)
+    messages: list[Any] = []
+    async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
+        screen = app.screen
+        assert isinstance(screen, PlayScreen)
+        await at(pilot, screen, 285.0)
+        session.call_tool("report_incident", {"alerts": ["A-5"], "title": "checkout errors"})
+        await at(pilot, screen, session.now + 1)
+        before = [d.change for d in screen.model.deploys if d.service == "paymentservice"]
+        assert before, "the payment change was deployed by now"
+        await cursor_to(pilot, screen.query_one("#health-table", KeyedTable), "paymentservice")
+        await pilot.press("b", "enter")
+        assert isinstance(app.screen, ConfirmCall)
+        await pilot.press("tab", "enter")
+        await settle(pilot, app)
+        rollback = next(m for m in messages if isinstance(m, ToolDone) and m.tool == "rollback")
+        assert rollback.result.ok, rollback.result.error
+        await at(pilot, screen, session.now + 20)
+        mine = str(rollback.result.data["change"])
+        assert screen.model.deploys[-1].change == mine  # the newest deploy of the service is the rollback
+        await pilot.press("r")
+        f = form(app, "report_rca")
+        assert f.values().get("artifact") == before[-1] != mine
+        assert "not a rollback, a revert or yours" in source(f, "artifact")

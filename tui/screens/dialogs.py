@@ -99,6 +99,7 @@ class ChangeOption:
         revision: the deployment revision it made, when known.
         t: run time of the deploy, seconds.
         summary: its commit subject or description.
+        remedy: a rollback, a revert or the player's own change: listed, never suggested as a root cause.
     """
 
     change: str
@@ -107,6 +108,7 @@ class ChangeOption:
     revision: int | None
     t: float
     summary: str
+    remedy: bool = False
 
     def label(self) -> str:
         rev = f"rev {self.revision}" if self.revision is not None else "rev ?"
@@ -477,7 +479,8 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
             line = self.query_one(f"#field-{name}", Input)
             if value is not None and line.value != str(value):
                 line.value = str(value)
-                self._set_source(name, Text(""))
+                if value != self._auto.get(name):
+                    self._set_source(name, Text(""))  # the player's own pick: nothing was prefilled
             return
         if sid in ("field-service", "field-deployment") and value is not None:
             self._follow_service(str(value))
@@ -492,9 +495,10 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
     def _follow_service(self, service: str) -> None:
         """A new service/deployment: its newest change for an RCA, its revisions for a rollback."""
         if "artifact" in self.fields:
-            newest = next((c for c in self.ctx.changes if c.service == service), None)
+            newest = next((c for c in self.ctx.changes if c.service == service and not c.remedy), None)
             if newest is not None:
-                self._set_auto("artifact", newest.change, f"newest deploy of {service}")
+                self._set_auto("artifact", newest.change,
+                               f"newest deploy of {service} that is not a rollback, a revert or yours")
         if "revision" in self.fields:
             picker = self.query("#pick-revision")
             if picker:

@@ -45,7 +45,7 @@ from engine.bundle.events import Event
 from engine.operate.tools import TOOLS
 from engine.run.session import RunSession
 from tui.messages import RunFinished, ScoreComputed, ToolDone
-from tui.model import fmt_clock
+from tui.model import DeployView, fmt_clock
 from tui.screens.base import RunScreen
 from tui.screens.dialogs import (
     CATEGORY_OF_CHANGE,
@@ -281,7 +281,7 @@ class PlayScreen(RunScreen):
             pods=sorted(pod_sources),
             pod_sources=pod_sources,
             artifacts=[d.change for d in reversed(model.deploys)],
-            changes=[ChangeOption(d.change, d.service, d.kind, d.revision, d.t, d.summary)
+            changes=[ChangeOption(d.change, d.service, d.kind, d.revision, d.t, d.summary, self._undoes(d))
                      for d in reversed(model.deploys)],
         )
         defaults, sources = ctx.defaults, ctx.sources
@@ -358,6 +358,13 @@ class PlayScreen(RunScreen):
         return sorted(ctx.alerts, key=lambda item: (item[0] not in rank, rank.get(item[0], 0),
                                                     not alerts[item[0]].active, not related(item[0])))
 
+    def _undoes(self, change: ChangeOption | DeployView) -> bool:
+        """Whether ``change`` cannot be a root cause to suggest: a rollback, a revert commit, or a change
+        the player made (a rollback, a patch or a config change of theirs is a remedy, not the cause)."""
+        mine = {str(m.result.data.get("change")) for m in self.tool_results if m.result.ok and m.result.data}
+        return (change.kind == "rollback" or change.summary.lower().startswith(("revert", "rollback"))
+                or change.change in mine)
+
     def _derived_defaults(self, ctx: FormContext, tool: str) -> None:
         """Defaults that follow from the row's: the incident, the change, the category, the pod, the kind;
         then the filters of a read tool become suggestions."""
@@ -369,10 +376,10 @@ class PlayScreen(RunScreen):
             sources["incident"] = "the only open incident" if len(open_ids) == 1 else "the newest open incident"
         service = defaults.get("service")
         if service:
-            newest_change = next((c for c in ctx.changes if c.service == service), None)
+            newest_change = next((c for c in ctx.changes if c.service == service and not c.remedy), None)
             if newest_change is not None:
                 defaults["artifact"] = newest_change.change
-                sources["artifact"] = f"newest deploy of {service}"
+                sources["artifact"] = f"newest deploy of {service} that is not a rollback, a revert or yours"
                 if newest_change.kind in CATEGORY_OF_CHANGE:
                     defaults["category"] = CATEGORY_OF_CHANGE[newest_change.kind]
                     sources["category"] = f"{newest_change.change} is a {newest_change.kind} change (a guess)"
