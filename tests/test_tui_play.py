@@ -299,6 +299,17 @@ async def test_quitting_a_run_in_progress_asks_first(tmp_path: Path) -> None:
         assert app.focused is confirm.query_one("#cancel", Button)
         await pilot.press("enter")
         assert isinstance(app.screen, PlayScreen) and app.is_running
+        # Textual's ctrl+q asks too (it used to quit and seal the run at once), also from inside a form
+        await pilot.press("ctrl+q")
+        assert isinstance(app.screen, ConfirmCall) and app.is_running
+        await pilot.press("enter")
+        assert isinstance(app.screen, PlayScreen) and app.is_running
+        await pilot.press("r")
+        assert isinstance(app.screen, ToolForm)
+        await pilot.press("ctrl+q")
+        assert isinstance(app.screen, ConfirmCall) and app.is_running
+        await pilot.press("ctrl+q")
+        assert isinstance(app.screen, ConfirmCall) and app.is_running
 
 
 @pytest.mark.parametrize("practice", [False, True])

@@ -57,6 +57,8 @@ class MarathonApp(App[None]):
         Binding("question_mark", "help", "Help", id="help"),
         Binding("colon", "jump", "Jump", id="jump"),
         Binding("q", "quit_app", "Quit", id="quit"),
+        # Textual's own ctrl+q quits at once; here it asks first on a run in progress, as q does
+        Binding("ctrl+q", "quit_app", "Quit", show=False, priority=True, id="quit-ctrl-q"),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (typed by Textual)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (typed by Textual)
@@ -157,9 +159,14 @@ class MarathonApp(App[None]):
         self.push_screen(JumpScreen(targets()), go)
 
     def action_quit_app(self) -> None:
-        """Quit (the play screen asks first: quitting abandons the run)."""
-        confirm = getattr(self.screen, "confirm_quit", None)
-        if callable(confirm):
-            confirm()
-            return
+        """Quit (the play screen asks first, also from under a dialog: quitting abandons the run)."""
+        from tui.screens.dialogs import ConfirmCall
+
+        if isinstance(self.screen, ConfirmCall):
+            return  # already asking (a second ctrl+q must not stack another question)
+        for screen in reversed(self.screen_stack):
+            confirm = getattr(screen, "confirm_quit", None)
+            if callable(confirm):
+                confirm()
+                return
         self.exit()
