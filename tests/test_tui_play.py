@@ -382,3 +382,31 @@ async def test_the_query_prompt_plots_promql_through_the_same_recorded_costed_ca
         # the command palette offers it too
         titles = [title for title, _, _ in screen.commands()]
         assert "Tool: query_metrics" in titles and "Tool: get_time" in titles
+
+
+@aio
+async def test_the_run_ending_under_a_form_closes_it_and_the_scorecard_waits_for_s(tmp_path: Path) -> None:
+    """Keys the player was typing into a form as the run ended must not land on the scorecard: an
+    ``enter`` there reveals the ground truth before the numbers were read (found by a review)."""
+    app, session = play_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, PlayScreen)
+        session.advance_to(MOVES_AT)
+        screen.refresh_now()
+        await pilot.pause()
+        await pilot.press("x")
+        assert isinstance(app.screen, ToolForm)
+        session.advance_to(session.run.end_t)
+        screen.finish_now()
+        await wait_for(pilot, lambda: screen.final_score is not None and screen.sealed is not None)
+        await pilot.pause()
+        assert app.screen is screen  # the form was closed; no scorecard over the keys being typed
+        await pilot.press("enter", "enter")
+        assert app.screen is screen and not screen.reveal
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ScorecardScreen))
+        card = app.screen
+        assert isinstance(card, ScorecardScreen) and not card.revealed
+        await pilot.press("enter")
+        assert card.revealed and screen.reveal

@@ -39,6 +39,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.screen import ModalScreen
 from textual.worker import Worker, get_current_worker
 
 from engine.bundle.events import Event
@@ -133,6 +134,7 @@ class PlayScreen(RunScreen):
         """PromQL queries made, newest first (the prompt offers them as completions)."""
         self.sealed: RunFinished | None = None
         self._scorecard_shown = False
+        self._scorecard_waits = False
         self.last_pane: str | None = None
         """The pane that had the focus last (forms follow it when no pane has the focus)."""
 
@@ -502,6 +504,7 @@ class PlayScreen(RunScreen):
 
     def on_run_finished(self, message: RunFinished) -> None:
         self.sealed = message
+        self.close_dialogs_at_the_end()
         outcome = message.outcome
         if outcome.bundle is not None:
             self.outcome_text = f"sealed {outcome.bundle}  ·  replay it: marathon replay {outcome.bundle}"
@@ -517,8 +520,27 @@ class PlayScreen(RunScreen):
         super().on_score_computed(message)
         self._end_of_run()
 
+    def close_dialogs_at_the_end(self) -> None:
+        """The run ended under an open form, confirmation or prompt: close it (nothing can be called any
+        more) and let the scorecard wait for ``s``, so the keys the player was typing into the form do not
+        land on the scorecard (an ``enter`` would reveal the ground truth before the numbers were read)."""
+        stack = self.app.screen_stack
+        if self not in stack:
+            return
+        above = stack[stack.index(self) + 1:]
+        if not above or not all(isinstance(s, ModalScreen) for s in above):
+            return
+        for _ in above:
+            self.app.pop_screen()
+        self._scorecard_waits = True
+        self.notify("The run has ended: the open dialog was closed. Press s for the scorecard.",
+                    title="run ended", timeout=10)
+
     def _end_of_run(self) -> None:
-        """Once the run is sealed and its final score is in: the scorecard, once."""
+        """Once the run is sealed and its final score is in: the scorecard, once (unless the run ended
+        under a dialog: then on ``s``, see :meth:`close_dialogs_at_the_end`)."""
+        if self._scorecard_waits:
+            return
         if self.sealed is not None and self.final_score is not None and not self._scorecard_shown:
             self._scorecard_shown = True
             self.show_scorecard()
@@ -537,6 +559,7 @@ class PlayScreen(RunScreen):
         if not self.model.ended:
             self.notify("the scorecard opens when the run ends", severity="warning")
             return
+        self._scorecard_waits = False
         if self.final_score is None:
             self.maybe_score(force=True)
             return
