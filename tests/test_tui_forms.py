@@ -443,3 +443,31 @@ async def test_the_root_cause_form_never_suggests_the_players_own_rollback(tmp_p
         f = form(app, "report_rca")
         assert f.values().get("artifact") == before[-1] != mine
         assert "not a rollback, a revert or yours" in source(f, "artifact")
+
+
+@aio
+async def test_help_shows_every_binding_id_whole_at_80x24(tmp_path: Path) -> None:
+    """``?`` is where a keymap's ids are read: they must be on screen whole, not cut or pushed off the
+    right edge by long descriptions (found by a review: ``tool-kubect`` for two different tools)."""
+    app, _session, _ = play_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, PlayScreen)
+        await at(pilot, screen, 120.0)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        from textual.widgets import DataTable
+
+        table = help_screen.query_one("#help-table", DataTable)
+        seen: set[str] = set()
+        for _ in range(len(help_screen.rows) // max(1, table.size.height - 1) + 2):
+            seen.update(table.render_line(y).text for y in range(table.size.height))
+            await pilot.press("pagedown")
+            await pilot.pause()
+        text = "\n".join(seen)
+        for bid in ("tool-kubectl-describe", "tool-kubectl-get", "tool-report-incident", "tool-report-rca",
+                    "table-first-g"):
+            assert bid in {b for _, _, b in help_screen.rows}
+            assert re.search(rf"(?<![\w-]){re.escape(bid)}(?![\w-])", text), (bid, text[:2000])

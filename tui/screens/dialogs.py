@@ -712,7 +712,7 @@ def act_call_text(tool: str, args: dict[str, Any]) -> str:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key of the screen beneath: key, what it does, binding id (for keymap files)."""
+    """Every key of the screen beneath: key, binding id (for keymap files), what it does."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "close", "Close", id="help-close")]
 
@@ -731,9 +731,13 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#help-table", DataTable)
-        table.add_columns("KEY", "WHAT", "BINDING ID")
+        # the id before the description, whole: it is what a keymap file needs, and a long description
+        # may run off the right edge (at 80 columns it used to push the ids out of view)
+        table.add_column("KEY")
+        table.add_column("BINDING ID", width=max((len(bid) for _, _, bid in self.rows), default=10))
+        table.add_column("WHAT")
         for key, what, bid in self.rows:
-            table.add_row(Text(key, style="bold"), what, Text(bid, style="dim"))
+            table.add_row(Text(key, style="bold"), Text(bid, style="cyan"), what)
         table.focus()
 
     def action_close(self) -> None:
