@@ -230,6 +230,21 @@ async def test_keys_are_remappable_by_binding_id() -> None:
         assert session.paused
 
 
+def test_a_keymap_naming_no_binding_is_refused_and_a_stolen_key_is_a_warning() -> None:
+    """An unknown id used to be ignored and a key taken from another binding went unsaid (a review)."""
+    from tui.app import MarathonApp, check_keymap
+    from tui.keymap import KeymapError
+
+    with pytest.raises(KeymapError, match=r"no binding has the id 'tool-qurey-logs' \(did you mean tool-query-logs"):
+        check_keymap({"tool-qurey-logs": "a"})
+    assert check_keymap({"pause": "space", "tool-rollback": "ctrl+b"}) == []
+    warnings = check_keymap({"tool-query-logs": "a"})
+    assert warnings == ["keymap: tool-query-logs = 'a' takes a from tool-get-alerts (get alerts) on PlayScreen"]
+    assert MarathonApp(lambda: None, keymap={"tool-query-logs": "a"}).keymap_warnings == warnings  # type: ignore[arg-type,return-value]
+    with pytest.raises(KeymapError, match="no binding has the id 'nonexistent'"):
+        MarathonApp(lambda: None, keymap={"nonexistent": "z"})  # type: ignore[arg-type,return-value]
+
+
 @aio
 async def test_a_failing_engine_worker_becomes_a_notice_not_a_crash() -> None:
     session = runbook_session()

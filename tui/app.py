@@ -41,6 +41,68 @@ GC_YOUNG_THRESHOLD = 10_000
 CSS_FILES = ["app.tcss", "panes.tcss", "run.tcss", "dialogs.tcss", "scorecard.tcss"]
 
 
+def binding_ids() -> dict[str, list[type]]:
+    """Every binding id of the app's screens, dialogs and widgets -> the classes that declare it
+    (what a keymap file may name). Textual's own bindings have no id and cannot be remapped."""
+    from textual.dom import DOMNode
+
+    import tui.screens.dialogs
+    import tui.screens.play
+    import tui.screens.replay
+    import tui.screens.scorecard
+    import tui.screens.watch  # noqa: F401 (their classes declare the bindings)
+
+    out: dict[str, list[type]] = {}
+    stack: list[type] = [DOMNode]
+    seen: set[type] = set()
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        stack.extend(cls.__subclasses__())
+        if not cls.__module__.startswith("tui."):
+            continue
+        for b in cls.__dict__.get("BINDINGS", []):
+            if isinstance(b, Binding) and b.id:
+                out.setdefault(b.id, []).append(cls)
+    return out
+
+
+def check_keymap(keymap: dict[str, str]) -> list[str]:
+    """Problems of a keymap (binding id -> keys) that still lets the app run: a key that another
+    binding of the same screen or widget already uses, which the remap takes away from it.
+
+    Raises:
+        KeymapError: an id no binding has (with the closest ids; ``?`` lists them all).
+    """
+    import difflib
+
+    from tui.keymap import KeymapError
+
+    known = binding_ids()
+    unknown = sorted(set(keymap) - set(known))
+    if unknown:
+        hints = []
+        for bid in unknown:
+            close = difflib.get_close_matches(bid, list(known), n=3)
+            hints.append(f"{bid!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        raise KeymapError(f"keymap: no binding has the id {', '.join(hints)}; ? in the app lists every id")
+    problems = []
+    for bid, keys in keymap.items():
+        for cls in known[bid]:
+            chain = [c for c in cls.__mro__ if "BINDINGS" in c.__dict__] + [MarathonApp]
+            for other in (b for c in chain for b in c.__dict__["BINDINGS"] if isinstance(b, Binding)):
+                if not other.id or other.id == bid:
+                    continue
+                their = set(keymap.get(other.id, other.key).split(","))
+                clash = their & {k.strip() for k in keys.split(",")}
+                if clash:
+                    problems.append(f"keymap: {bid} = {keys!r} takes {', '.join(sorted(clash))} from {other.id} "
+                                    f"({other.description or other.action}) on {cls.__name__}")
+    return sorted(set(problems))
+
+
 class MarathonApp(App[None]):
     """The terminal app (module docstring).
 
@@ -73,7 +135,9 @@ class MarathonApp(App[None]):
         self._gc_threshold: tuple[int, int, int] | None = None
         if title:
             self.title = title
+        self.keymap_warnings: list[str] = []
         if keymap:
+            self.keymap_warnings = check_keymap(keymap)
             self.set_keymap(keymap)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -84,6 +148,8 @@ class MarathonApp(App[None]):
     def on_ready(self) -> None:
         """Freeze what start-up allocated, after one collection so no garbage is frozen, and collect the
         youngest generation less often (module docstring)."""
+        for warning in self.keymap_warnings:
+            self.notify(warning, title="keymap", severity="warning", timeout=12)
         gc.collect()
         gc.freeze()
         self._gc_threshold = gc.get_threshold()
