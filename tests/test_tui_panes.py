@@ -201,6 +201,30 @@ def test_no_active_alert_hides_under_a_resolved_incident(marathon: Marathon) -> 
             assert STILL_ACTIVE in cells[0].plain[:3] and "still active" in cells[-1].plain
 
 
+def test_groups_that_burn_come_first(marathon: Marathon) -> None:
+    """At marathon scale the firing alerts must be at the top, not under old resolved incidents listed
+    in id order (a review found three firing alerts neither at the top nor at the bottom at 80x24)."""
+    for events in (marathon.human_events, marathon.events):
+        model = RunModel()
+        model.apply_many(events)
+        rows = grouped_rows(model, model.t)
+        heads = [k for k, _ in rows if k.startswith("inc:")]
+
+        def members(head: str, rows: list[tuple[str, Any]] = rows) -> list[str]:
+            group = head[4:]
+            prefix = "un:" if group == "unassigned" else f"{group}:"
+            return [k.partition(":")[2] for k, _ in rows if k.startswith(prefix)]
+
+        tiers = [0 if any(model.alerts[a].state == "firing" for a in members(h))
+                 else 1 if any(model.alerts[a].active for a in members(h)) else 2 for h in heads]
+        assert tiers == sorted(tiers) and tiers[0] == 0, list(zip(heads, tiers, strict=True))
+        firing_rows = [i for i, (k, _) in enumerate(rows) if not k.startswith("inc:")
+                       and model.alerts[k.partition(":")[2]].state == "firing"]
+        quiet_heads = [rows.index(next(r for r in rows if r[0] == h)) for h, t in zip(heads, tiers, strict=True)
+                       if t == 2]
+        assert not quiet_heads or max(firing_rows) < min(quiet_heads)
+
+
 @aio
 async def test_the_subtitle_counts_the_alerts_one_can_reach(marathon: Marathon) -> None:
     app = MarathonApp(make_screen(marathon, "play"), cursor_blink=False)

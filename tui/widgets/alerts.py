@@ -2,8 +2,12 @@
 Alertmanager's terms.
 
 Each incident the operator reported is a header row (id, open or resolved, title, root
-cause when reported) followed by its alerts in any state (ended ones dimmed); then the
-active alerts no incident claims, under "unassigned". Firing is red, pending yellow.
+cause when reported) followed by its alerts in any state (ended ones dimmed); the active
+alerts no incident claims are a group of their own, "unassigned". Firing is red, pending
+yellow. Groups holding a firing alert come first, then those holding a pending one, then
+quiet ones; open incidents before resolved ones, the newest first, "unassigned" leading its
+tier, its firing alerts first and the newest first -- so what burns is at the top of a
+marathon's pane, not under old resolved incidents.
 
 Columns, one meaning each (as Alertmanager's ``startsAt`` / ``updatedAt``):
 
@@ -133,13 +137,21 @@ def incident_cells(inc: IncidentView, model: RunModel) -> tuple[Any, ...]:
                  Text(fmt_clock(changed), style="dim"), rca)
 
 
+def _urgency(members: list[AlertView], resolved: bool, t: float) -> tuple[int, int, float]:
+    """Where a group goes: groups with firing alerts first, then with pending ones, then quiet ones;
+    open incidents before resolved ones; the newest first (the unassigned alerts, ``t`` infinite, lead
+    their tier: they are the ones nobody works on yet)."""
+    tier = 0 if any(a.state == "firing" for a in members) else 1 if any(a.active for a in members) else 2
+    return (tier, int(resolved), -t)
+
+
 def grouped_rows(model: RunModel, now: float, needle: str = "") -> list[tuple[str, tuple[Any, ...]]]:
     """Rows of the pane (module docstring), keyed ``inc:<id>``, ``<incident>:<alert>`` and ``un:<alert>``.
 
     A group is kept when its header or any of its alerts matches ``needle``. Every active
     alert of the model is on some row when ``needle`` is empty.
     """
-    rows: list[tuple[str, tuple[Any, ...]]] = []
+    groups: list[tuple[tuple[int, int, float], list[tuple[str, tuple[Any, ...]]]]] = []
     claimed: set[str] = set()
     for inc in model.incidents.values():
         claimed.update(inc.alerts)
@@ -161,18 +173,19 @@ def grouped_rows(model: RunModel, now: float, needle: str = "") -> list[tuple[st
             children = [(k, c) for k, c in children if matches(c, needle)]
             if not children:
                 continue
-        rows.append((f"inc:{inc.id}", head))
-        rows.extend(children)
+        groups.append((_urgency(members, resolved, inc.t), [(f"inc:{inc.id}", head), *children]))
     free = sorted((model.alerts[a] for a in model.active_alerts if a not in claimed),
-                  key=lambda a: (a.state != "firing", a.active_at, a.id))
+                  key=lambda a: (a.state != "firing", -a.active_at, a.id))  # firing first, newest first
     total_free = len(free)
     free_rows = [(f"un:{a.id}", alert_cells(a, now, i == len(free) - 1)) for i, a in enumerate(free)]
     free_rows = [(k, c) for k, c in free_rows if matches(c, needle)]
     if free_rows:
-        rows.append((f"inc:{UNASSIGNED}", _lead(Text(f"▾ {UNASSIGNED}", style="bold magenta"), Text(""),
-                                                 Text(f"alerts in no incident  {total_free} live", style="dim"),
-                                                 Text(""), Text(""), Text(""))))
-        rows.extend(free_rows)
+        head = (f"inc:{UNASSIGNED}", _lead(Text(f"▾ {UNASSIGNED}", style="bold magenta"), Text(""),
+                                           Text(f"alerts in no incident  {total_free} live", style="dim"),
+                                           Text(""), Text(""), Text("")))
+        groups.append((_urgency(free, False, float("inf")), [head, *free_rows]))
+    groups.sort(key=lambda g: g[0])
+    rows = [row for _, group in groups for row in group]
     return rows
 
 
