@@ -49,6 +49,7 @@ from scoring.score import (
     _Fault,
     _Judged,
     _live,
+    _route_services,
     _sample_at,
     _score,
     _why,
@@ -355,7 +356,10 @@ class _Context:
         window = f"{fmt_t(w.t_inject)}-{fmt_t(w.t_revert) if w.t_revert is not None else 'end'}"
         grace = f" (+{fmt_t(GRACE_S)} grace)" if w.t_revert is not None else ""
         if counted:
-            return f"active {fmt_t(a.active_at)}-{end}, inside the window {window}{grace}"
+            w_end = w.t_revert + GRACE_S if w.t_revert is not None else float("inf")
+            inside = a.active_at >= w.t_inject and a.ended_at is not None and a.ended_at <= w_end
+            where = "inside" if inside else "overlapping"
+            return f"active {fmt_t(a.active_at)}-{end}, {where} the window {window}{grace}"
         side = "before" if a.ended_at is not None and a.ended_at < w.t_inject else "after"
         return f"active {fmt_t(a.active_at)}-{end}, {side} the window {window}{grace}"
 
@@ -626,6 +630,26 @@ class _Context:
                                         noop[0] if noop else 0, noop[1] if noop else 0))
         return out
 
+    def masking(self, f: _Fault, fs: FaultScore, acts: Sequence[ActEvidence]) -> str:
+        """Why the probe may not have recovered though the act was right: other faults live after the
+        first act whose scope holds the probe's route or whose target the route reaches (the probe
+        fails while any of them is live), as ``; meanwhile ...`` or ""."""
+        route = (f.payload.get("probe") or {}).get("route")
+        if not route:
+            return ""
+        on_route = _route_services(self.j.model, str(route))
+        first = min(a.t for a in acts)
+        end = _end(f, self.run)
+        others = [g for gid, g in self.run.faults.items() if gid != fs.fault
+                  and (route in g.window.scope or g.window.target in on_route)
+                  and g.window.t_inject <= end
+                  and (g.window.t_revert is None or g.window.t_revert > first)]
+        if not others:
+            return ""
+        named = ", ".join(f"{g.window.key} (on {g.window.target}, live {fmt_t(g.window.t_inject)}-"
+                          f"{fmt_t(g.window.t_revert) if g.window.t_revert is not None else 'end'})" for g in others)
+        return f"; meanwhile other faults on its probe's route {route} were live: {named}"
+
     # ------------------------------------------------------------------ the whole trail
 
     def trail(self, fs: FaultScore) -> FaultTrail:
@@ -640,6 +664,8 @@ class _Context:
                        alerts, uncounted, more, incidents, rcas, rca_note, acts, self.probe_runs(f.probes),
                        recoveries)
         t.repair_note = _repair_note(fs, acts, recoveries)
+        if acts and not recoveries and not fs.repaired:
+            t.repair_note += self.masking(f, fs, acts)
         t.headline = _headline(fs, t)
         return t
 

@@ -252,3 +252,28 @@ async def test_the_replay_scorecard_explains_a_fault(bundle: Path) -> None:
         assert isinstance(trail, FaultTrailScreen) and trail.fault == handled
         body = trail.body_text
         assert "recovery at" in body and "pass restart" in body and "no-op run: probe failing at" in body
+
+
+def test_an_unrecovered_probe_names_the_other_faults_live_on_its_route() -> None:
+    """The act was right but another fault kept the same route failing: the trail says so instead of
+    only "the probe did not recover" (found by a review: payment kept checkout failing after the
+    checkout rollback)."""
+    s = Stream()
+    s.health(0.0)
+    s.fault(T0, "f1", "checkoutservice")
+    s.fault(T0 + 60.0, "f2", "paymentservice")  # its scope holds the same route (Stream's default)
+    a = s.alert(110.0, {"service": "checkoutservice"}, rule="HighRequestErrorRate")
+    inc = s.incident(130.0, [a])
+    s.rca(150.0, inc, "checkoutservice")
+    s.act(200.0, "checkoutservice")
+    for t in grid(T0 + DT, 885.0):
+        s.probes("f1", {t: False})
+        s.health(t)
+    s.revert(900.0, "f1")
+    s.revert(900.0, "f2")
+    s.end(960.0)
+    ex = explain_events(s.events, counterfactual=None)
+    note = ex.trails["f1"].repair_note
+    assert note.startswith("the probe did not recover after an act on the fault")
+    assert "meanwhile other faults on its probe's route checkout were live: f2 (on paymentservice" in note
+    assert "meanwhile" not in ex.trails["f2"].repair_note  # no act on f2: nothing to explain
