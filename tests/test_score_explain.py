@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -252,6 +253,11 @@ async def test_the_replay_scorecard_explains_a_fault(bundle: Path) -> None:
         assert isinstance(trail, FaultTrailScreen) and trail.fault == handled
         body = trail.body_text
         assert "recovery at" in body and "pass restart" in body and "no-op run: probe failing at" in body
+        # end shows the trail's last line (a review saw it stop two lines short)
+        await pilot.press("end")
+        await pilot.pause(0.2)
+        shot = re.sub(r"<[^>]+>", "", app.export_screenshot()).replace("&#160;", " ")
+        assert body.splitlines()[-1].strip()[:40] in shot
 
 
 def test_an_unrecovered_probe_names_the_other_faults_live_on_its_route() -> None:
