@@ -281,6 +281,11 @@ class OutputPane(Pane):
         if page is not None:
             heading.append(f"   page {page[0]} of {page[1]}" + (" (> next page)" if page[0] < page[1] else ""),
                            style="bold yellow")
+            if page[0] > 1:
+                # each page is cut from a new answer at the call's own run time, as kubectl logs would be
+                # read again: lines logged since the previous page shift where this one starts
+                heading.append(f"   cut from the answer at {fmt_clock(e.t)}: it may start mid-line, and lines "
+                               "logged since the previous page shift it", style="dim yellow")
         body: list[Text]
         if e.ok and e.tool == "query_metrics" and e.data:
             body = query_plot(e.data, e.text, width)
