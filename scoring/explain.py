@@ -34,6 +34,7 @@ from typing import Any
 
 from engine.bundle.events import Event
 from scoring.attribution import GRACE_S, FaultWindow, callers_of, workload_of
+from scoring.clock import fmt_clock
 from scoring.counterfactual import Counterfactual
 from scoring.gates import GATES, MIN_SOAK_S, SOAK_S, soak_end
 from scoring.score import (
@@ -43,6 +44,7 @@ from scoring.score import (
     IncidentRecord,
     RunScore,
     _Alert,
+    _app_of,
     _Assignment,
     _Attempt,
     _end,
@@ -61,15 +63,8 @@ MAX_UNCOUNTED = 12
 """At most this many related-looking alerts that did not count are listed per fault."""
 
 
-def fmt_t(seconds: float | None) -> str:
-    """Run time as ``m:ss`` (``h:mm:ss`` from an hour); ``-`` for None (as the terminal app shows it)."""
-    if seconds is None:
-        return "-"
-    sign = "-" if seconds < 0 else ""
-    s = int(abs(seconds))
-    if s >= 3600:
-        return f"{sign}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return f"{sign}{s // 60}:{s % 60:02d}"
+fmt_t = fmt_clock
+"""Run time as ``m:ss`` (``h:mm:ss`` from an hour); ``-`` for None (:func:`scoring.clock.fmt_clock`)."""
 
 
 # ---------------------------------------------------------------------------------------------- the trail
@@ -256,16 +251,7 @@ def score_and_explainer(events: Sequence[Event], *, app: Any = None, counterfact
                         formula: str = FORMULA_VERSION) -> tuple[RunScore, Callable[[], dict[str, FaultTrail]]]:
     """The score, and a function that builds the trails from the same pass when called (the
     terminal app scores often and explains only when asked). Args as :func:`explain_events`."""
-    from engine.apps.model import load_app
-    from scoring.score import FORMULAS
-
-    if formula not in FORMULAS:
-        raise ValueError(f"unknown formula {formula!r}; formulas: {', '.join(FORMULAS)}")
-    start = next((e for e in events if e.kind == "run.start"), None)
-    if start is None:
-        raise ValueError("not a run: no run.start event")
-    model = app or load_app(str(start.payload["app"]))
-    score, judged = _score(events, model, counterfactual, integrity, formula)
+    score, judged = _score(events, _app_of(events, app, formula), counterfactual, integrity, formula)
     cache: dict[str, FaultTrail] = {}
 
     def explain() -> dict[str, FaultTrail]:

@@ -729,6 +729,16 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
     Raises:
         ValueError: no ``run.start`` event, or an unknown formula.
     """
+    return _score(events, _app_of(events, app, formula), counterfactual, integrity, formula)[0]
+
+
+def _app_of(events: Sequence[Event], app: Any, formula: str) -> Any:
+    """The app model to score ``events`` with (``app``, else the one ``run.start`` names), after
+    checking the formula and that the events are a run.
+
+    Raises:
+        ValueError: no ``run.start`` event, or an unknown formula.
+    """
     from engine.apps.model import load_app
 
     if formula not in FORMULAS:
@@ -736,8 +746,7 @@ def score_events(events: Sequence[Event], *, app: Any = None, counterfactual: Co
     start = next((e for e in events if e.kind == "run.start"), None)
     if start is None:
         raise ValueError("not a run: no run.start event")
-    model = app or load_app(str(start.payload["app"]))
-    return _score(events, model, counterfactual, integrity, formula)[0]
+    return app or load_app(str(start.payload["app"]))
 
 
 @dataclass

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from engine.bundle.events import Event
 from scoring.attribution import workload_of
+from scoring.clock import fmt_clock as fmt_clock  # re-exported: the panes import it from here
 
 SPARK_SAMPLES = 48
 """Health samples kept per service for sparklines: 12 minutes at the 15 s evaluation interval."""
@@ -690,17 +691,6 @@ _HANDLERS = {
     "run.end": RunModel._end,
     "seal": RunModel._seal,
 }
-
-
-def fmt_clock(seconds: float | None) -> str:
-    """Run time as ``m:ss`` (``h:mm:ss`` from an hour); ``-`` for None."""
-    if seconds is None:
-        return "-"
-    sign = "-" if seconds < 0 else ""
-    s = int(abs(seconds))
-    if s >= 3600:
-        return f"{sign}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return f"{sign}{s // 60}:{s % 60:02d}"
 
 
 def parse_clock(text: str) -> float:

@@ -16,7 +16,6 @@ import hashlib
 import json
 import marshal
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -263,19 +262,13 @@ def _cache_get(key: str) -> dict[str, Any] | None:
 
 def _cache_put(key: str, entry: dict[str, Any]) -> None:
     """Write atomically; never raises (a cache that cannot be written is no cache)."""
-    folder = bundle_cache_dir()
+    from engine.inputs.safeyaml import put_cache_entry
+
     try:
         packed = marshal.dumps(entry)
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(packed)
-        os.replace(tmp, folder / f"{key}.marshal")
-        entries = sorted(folder.glob("*.marshal"), key=lambda p: p.stat().st_mtime_ns)
-        for old in entries[:-BUNDLE_CACHE_ENTRIES]:
-            old.unlink(missing_ok=True)
-    except (OSError, ValueError):
-        pass
+    except ValueError:
+        return
+    put_cache_entry(bundle_cache_dir(), key, packed, BUNDLE_CACHE_ENTRIES)
 
 
 def load_bundle(path: str | Path, *, cache: bool = True, defer_write: bool = False) -> LoadedBundle:

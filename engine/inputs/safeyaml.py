@@ -262,8 +262,13 @@ def _disk_get(key: str) -> bytes | None:
 def _disk_put(key: str, packed: bytes) -> None:
     """Write atomically; never raises (a cache that cannot be written is no cache)."""
     folder = _disk_dir()
-    if folder is None:
-        return
+    if folder is not None:
+        put_cache_entry(folder, key, packed, DISK_CACHE_ENTRIES)
+
+
+def put_cache_entry(folder: Path, key: str, packed: bytes, keep: int) -> None:
+    """Write ``folder/<key>.marshal`` atomically and keep the ``keep`` newest entries of the folder;
+    never raises (a cache that cannot be written is no cache). Used by every on-disk cache."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
@@ -271,7 +276,7 @@ def _disk_put(key: str, packed: bytes) -> None:
             fh.write(packed)
         os.replace(tmp, folder / f"{key}.marshal")
         entries = sorted(folder.glob("*.marshal"), key=lambda p: p.stat().st_mtime_ns)
-        for old in entries[:-DISK_CACHE_ENTRIES]:
+        for old in entries[:-keep]:
             old.unlink(missing_ok=True)
     except OSError:
         pass
