@@ -11,7 +11,7 @@ marathon's pane, not under old resolved incidents.
 
 Columns, one meaning each (as Alertmanager's ``startsAt`` / ``updatedAt``):
 
-* ``ACTIVE AT``: the run time (``m:ss`` of the run clock, not an age) the alert became
+* ``ACTIVE``: the run time (``m:ss`` of the run clock, not an age) the alert became
   active (pending, or firing at once); for an incident row, when it was reported.
 * ``CHANGED``: the run time of the alert's latest state change: when it went pending,
   when it fired, or when it resolved (the ``STATE`` column says which); for an incident row,
@@ -56,7 +56,7 @@ def columns(narrow: bool = False) -> list[tuple[str, str, int | None]]:
     """The table's columns (module docstring); ``narrow``: the time columns run off the right edge."""
     t = -1 if narrow else 1
     return [("id", " ID", 11), ("state", " STATE", 9), ("alert", " ALERTNAME · TARGET / INCIDENT", None),
-            ("since", " ACTIVE AT", 10 * t), ("change", " CHANGED", 8 * t),
+            ("since", " ACTIVE", 8 * t), ("change", " CHANGED", 8 * t),
             ("detail", " LABELS · SUMMARY / ROOT CAUSE", -61)]
 
 
