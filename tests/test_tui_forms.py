@@ -150,6 +150,12 @@ async def test_forms_prefill_from_the_focused_panes_row_and_say_where_it_came_fr
         await pilot.press("i")
         f = form(app, "report_incident")
         assert list(f.query_one("#field-alerts", SelectionList).selected) == ["A-5"]
+        assert source(f, "alerts")  # where the checked alerts came from ...
+        f.query_one("#field-alerts", SelectionList).deselect("A-5")
+        await pilot.pause()
+        assert source(f, "alerts") == ""  # ... until the player changes them: then it would mislead
+        f.query_one("#field-alerts", SelectionList).select("A-5")
+        await pilot.pause()
         assert "alerts row A-5" in source(f, "alerts") and "A-5" in str(f.query_one("#form-origin").render())
         await pilot.press("escape")
         # a health row: the service, named as such
@@ -288,7 +294,7 @@ async def test_tool_keys_act_on_the_selected_row_with_pickers(tmp_path: Path) ->
         f = form(app, "report_rca")
         changes = [v for _, v in f.query_one("#pick-artifact", Select)._options if v is not Select.NULL]
         assert changes[0] == screen.model.deploys[-1].change and "chg-0001" in changes
-        assert f.values()["artifact"] == "chg-0001" and "newest deploy of paymentservice" in source(f, "artifact")
+        assert f.values()["artifact"] == "chg-0001" and "paymentservice's newest change" in source(f, "artifact")
         assert f.values()["category"] == "code-bug" and "a guess" in source(f, "category")
         await pilot.press("escape")
         # the alert checklist: no two alerts read the same; an endpoint alert shows its route
@@ -442,7 +448,7 @@ async def test_the_root_cause_form_never_suggests_the_players_own_rollback(tmp_p
         await pilot.press("r")
         f = form(app, "report_rca")
         assert f.values().get("artifact") == before[-1] != mine
-        assert "not a rollback, a revert or yours" in source(f, "artifact")
+        assert source(f, "artifact").endswith("← paymentservice's newest change (rollbacks, reverts, yours skipped)")
 
 
 @aio

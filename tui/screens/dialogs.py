@@ -377,6 +377,8 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
                 self._auto[name] = self.ctx.defaults[name]
         if "category" in self.fields and "category" in self.ctx.defaults:
             self._auto["category"] = self.ctx.defaults["category"]
+        if "alerts" in self.fields and self.ctx.defaults.get("alerts"):
+            self._auto["alerts"] = list(self.ctx.defaults["alerts"])
         self.first_field().focus()
 
     def first_field(self) -> Widget:
@@ -448,6 +450,12 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
 
     def on_selection_list_selected_changed(self, event: SelectionList.SelectedChanged[str]) -> None:
         self._suggest_title()
+        if event.selection_list.id == "field-alerts":
+            prefilled = self._auto.get("alerts")
+            if prefilled is not None:
+                same = sorted(event.selection_list.selected) == sorted(prefilled)
+                # the player's own choice: the prefill's note would mislead (back to the prefill: it holds again)
+                self._set_source("alerts", self.source_text("alerts") if same else Text(""))
 
     def _set_auto(self, name: str, value: Any, source: str) -> None:
         """Fill ``name`` with ``value`` if the player has not changed it from what the form filled in."""
@@ -498,7 +506,7 @@ class ToolForm(ModalScreen[dict[str, Any] | None]):
             newest = next((c for c in self.ctx.changes if c.service == service and not c.remedy), None)
             if newest is not None:
                 self._set_auto("artifact", newest.change,
-                               f"newest deploy of {service} that is not a rollback, a revert or yours")
+                               f"{service}'s newest change (rollbacks, reverts, yours skipped)")
         if "revision" in self.fields:
             picker = self.query("#pick-revision")
             if picker:

@@ -381,7 +381,7 @@ class PlayScreen(RunScreen):
             newest_change = next((c for c in ctx.changes if c.service == service and not c.remedy), None)
             if newest_change is not None:
                 defaults["artifact"] = newest_change.change
-                sources["artifact"] = f"newest deploy of {service} that is not a rollback, a revert or yours"
+                sources["artifact"] = f"{service}'s newest change (rollbacks, reverts, yours skipped)"
                 if newest_change.kind in CATEGORY_OF_CHANGE:
                     defaults["category"] = CATEGORY_OF_CHANGE[newest_change.kind]
                     sources["category"] = f"{newest_change.change} is a {newest_change.kind} change (a guess)"
